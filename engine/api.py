@@ -1,0 +1,149 @@
+"""The one interface every game implements, so nothing above the engine is game-specific.
+
+A game module exposes a :class:`Rules` object. States are immutable: ``apply``
+returns a new state (or raises :class:`IllegalAction`, which changes nothing
+because nothing was mutated). Score, move counter and undo history live in
+:class:`engine.game.Game`, one level up, identically for every game.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from engine.codes import GameCode
+
+# Action kinds and the JSON field each positional part maps to. Rules as data:
+# one table drives JSON parsing, JSON output and the text form.
+ACTION_FIELDS: dict[str, tuple[str, ...]] = {
+    "touch": ("at",),  # Heart to Heart touch model: "heart:N", "stock", "waste"
+    "pair": ("a", "b"),  # Heart to Heart explicit pair: two of "heart:N" / "waste"
+    "draw": (),  # Heart to Heart: draw from the stock, or redeal when it is empty
+    "tap": ("at",),  # Seahaven single tap: "col:N" or "cell:N" -> its foundation
+    "double_tap": ("at", "count"),  # Seahaven double tap on the card heading `count` top cards
+    "move": ("from", "to", "count"),  # Seahaven explicit move of `count` cards
+    "undo": (),  # both games
+}
+INT_FIELDS = frozenset({"count"})
+OPTIONAL_FIELDS = frozenset({"count"})  # defaults to 1
+
+
+class ActionFormatError(ValueError):
+    """An action whose JSON or text form is malformed (not a rules refusal)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One player action. ``args`` follow ``ACTION_FIELDS[kind]`` in order."""
+
+    kind: str
+    args: tuple[str | int, ...] = ()
+
+    def arg(self, name: str) -> Any:
+        return self.args[ACTION_FIELDS[self.kind].index(name)]
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"type": self.kind}
+        data.update(zip(ACTION_FIELDS[self.kind], self.args, strict=True))
+        return data
+
+    def to_text(self) -> str:
+        return " ".join([self.kind, *(str(a) for a in self.args)])
+
+    @classmethod
+    def from_json(cls, data: Any) -> Action:
+        if not isinstance(data, dict):
+            raise ActionFormatError("an action must be a JSON object")
+        kind = data.get("type")
+        if kind not in ACTION_FIELDS:
+            raise ActionFormatError(f"unknown action type {kind!r}")
+        args: list[str | int] = []
+        for name in ACTION_FIELDS[kind]:
+            value = data.get(name, 1 if name in OPTIONAL_FIELDS else None)
+            args.append(_check_field(name, value))
+        return cls(kind, tuple(args))
+
+    @classmethod
+    def from_text(cls, text: str) -> Action:
+        words = text.split()
+        if not words or words[0] not in ACTION_FIELDS:
+            raise ActionFormatError(f"unknown action {text!r}")
+        names = ACTION_FIELDS[words[0]]
+        values: list[Any] = words[1:]
+        if len(values) == len(names) - 1 and names and names[-1] in OPTIONAL_FIELDS:
+            values.append(1)
+        if len(values) != len(names):
+            raise ActionFormatError(f"{words[0]} takes {len(names)} argument(s): {' '.join(names)}")
+        data = {"type": words[0], **dict(zip(names, values, strict=True))}
+        for name in INT_FIELDS & set(names):
+            try:
+                data[name] = int(data[name])
+            except ValueError:
+                raise ActionFormatError(f"{name} must be a whole number") from None
+        return cls.from_json(data)
+
+
+def _check_field(name: str, value: Any) -> str | int:
+    if name in INT_FIELDS:
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 52:
+            raise ActionFormatError(f"field {name!r} must be a whole number from 1 to 52")
+        return value
+    if not isinstance(value, str) or not 0 < len(value) <= 16:
+        raise ActionFormatError(f"field {name!r} must be a location string such as 'col:3'")
+    return value
+
+
+class IllegalAction(Exception):
+    """The rules refuse an action. ``code`` is stable for clients; ``reason`` is for people."""
+
+    def __init__(self, code: str, reason: str) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """What one accepted action did, as the rules see it."""
+
+    state: Any
+    points: int = 0
+    is_move: bool = True  # counts on the move counter and can be undone
+    events: tuple[dict[str, Any], ...] = ()
+    reason: str | None = None  # set when an accepted action still explains itself (HH-16)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Rules(Protocol):
+    """What a game module provides. See the package docstring for adding a game."""
+
+    game: str  # "HH" or "SH": the first two letters of its codes
+    statuses: tuple[str, ...]  # every status `status` may return
+    progress_total: int  # the value of `progress` for a won game
+
+    def deal(self, code: GameCode) -> Any:
+        """The starting state for a code (see ``deal.md``)."""
+
+    def apply(self, state: Any, action: Action) -> Step:
+        """Apply a non-undo action or raise IllegalAction."""
+
+    def legal_actions(self, state: Any) -> list[Action]:
+        """Every explicit action (pair / draw / move) the rules accept now."""
+
+    def status(self, state: Any) -> str:
+        """``playing``, ``won``, or the game's own no-progress status."""
+
+    def progress(self, state: Any) -> int:
+        """Cards cleared (HH: heart cards removed; SH: cards on foundations)."""
+
+    def clear_selection(self, state: Any) -> Any:
+        """The same state without a touch selection (undo clears it)."""
+
+    def view(self, state: Any) -> dict[str, Any]:
+        """JSON-ready public board: never anything the rules hide."""
+
+    def hints(self, state: Any) -> dict[str, Any]:
+        """Placement-help data for the current state (HH-18, SH taps)."""
+
+    def snapshot(self, state: Any) -> dict[str, Any]:
+        """JSON-ready complete state (hidden cards included) for fingerprints."""

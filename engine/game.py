@@ -1,0 +1,143 @@
+"""A game in progress: rules state plus score, move counter, undo history and log.
+
+This layer is the same for every game, which is why undo (HH-22, SH-18),
+scoring take-back (SH-21) and replay live here rather than in the rules.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, replace
+from typing import Any
+
+from engine.api import Action, IllegalAction, Rules
+from engine.codes import GameCode, parse_code
+from engine.registry import rules_for
+
+UNDO_LIMIT = 100
+UNDO = Action("undo")
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The answer to one accepted action."""
+
+    game: Game
+    action: Action
+    points: int
+    is_move: bool
+    events: tuple[dict[str, Any], ...]
+    reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Game:
+    """An immutable game. ``apply`` returns an :class:`Outcome` holding the next Game."""
+
+    code: GameCode
+    rules: Rules
+    state: Any
+    score: int = 0
+    moves: int = 0
+    seq: int = 0  # accepted actions so far (selections included): the protocol's action number
+    history: tuple[tuple[Any, int], ...] = ()  # (state, score) before each undoable move
+
+    @classmethod
+    def new(cls, code: GameCode | str) -> Game:
+        parsed = parse_code(code) if isinstance(code, str) else code
+        rules = rules_for(parsed.game)
+        return cls(parsed, rules, rules.deal(parsed))
+
+    @classmethod
+    def replay(cls, code: GameCode | str, actions: list[Action]) -> Game:
+        """Rebuild a game from its code and action log; raises IllegalAction on a bad log."""
+        game = cls.new(code)
+        for action in actions:
+            game = game.apply(action).game
+        return game
+
+    @property
+    def status(self) -> str:
+        return self.rules.status(self.state)
+
+    @property
+    def progress(self) -> int:
+        return self.rules.progress(self.state)
+
+    @property
+    def undo_depth(self) -> int:
+        return len(self.history)
+
+    def apply(self, action: Action) -> Outcome:
+        """Apply one action or raise IllegalAction; this Game is never changed."""
+        if self.status == "won":
+            raise IllegalAction("game_over", "The game is won")
+        if action.kind == "undo":
+            return self._undo()
+        step = self.rules.apply(self.state, action)
+        if not step.is_move:
+            nxt = replace(self, state=step.state, seq=self.seq + 1)
+        else:
+            history = (*self.history[-(UNDO_LIMIT - 1) :], (self.state, self.score))
+            nxt = replace(
+                self,
+                state=step.state,
+                score=self.score + step.points,
+                moves=self.moves + 1,
+                seq=self.seq + 1,
+                history=history,
+            )
+        return Outcome(nxt, action, step.points, step.is_move, step.events, step.reason)
+
+    def _undo(self) -> Outcome:
+        if not self.history:
+            raise IllegalAction("nothing_to_undo", "There is nothing to undo")
+        state, score = self.history[-1]
+        nxt = replace(
+            self,
+            state=self.rules.clear_selection(state),
+            score=max(0, score),
+            moves=self.moves + 1,
+            seq=self.seq + 1,
+            history=self.history[:-1],
+        )
+        taken = score - self.score
+        event = {"kind": "undo", "points": taken}
+        return Outcome(nxt, UNDO, taken, True, (event,), None)
+
+    def legal_actions(self) -> list[Action]:
+        """Explicit legal actions now, undo included when there is history."""
+        if self.status == "won":
+            return []
+        actions = self.rules.legal_actions(self.state)
+        return [*actions, UNDO] if self.history else actions
+
+    def fingerprint(self) -> str:
+        """First 16 hex digits of SHA-256 over the canonical JSON of the whole state."""
+        body = {
+            "code": str(self.code),
+            "moves": self.moves,
+            "score": self.score,
+            "state": self.rules.snapshot(self.state),
+        }
+        text = json.dumps(body, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def view(self) -> dict[str, Any]:
+        """The public state a client draws: board, information bar data, hints, status."""
+        return {
+            "code": str(self.code),
+            "game": self.code.game,
+            "variant": self.code.variant,
+            "status": self.status,
+            "score": self.score,
+            "moves": self.moves,
+            "seq": self.seq,
+            "undo_depth": self.undo_depth,
+            "progress": self.progress,
+            "progress_total": self.rules.progress_total,
+            "board": self.rules.view(self.state),
+            "hints": self.rules.hints(self.state),
+            "fingerprint": self.fingerprint(),
+        }
