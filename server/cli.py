@@ -1,0 +1,143 @@
+"""``solitaire-server``: run the server (default) or apply migrations.
+
+Flags override ``SOLITAIRE_*`` environment variables. SIGTERM and Ctrl-C shut
+down gracefully: clients get a ``bye`` and close code 1001, queued writes are
+committed, then the process exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from dataclasses import replace
+from types import FrameType
+
+import uvicorn
+
+from server.config import Limits, Settings
+from server.storage.db import migrate_sync
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="solitaire-server",
+        description="Authoritative server for Heart to Heart and Seahaven Towers.",
+    )
+    parser.add_argument(
+        "command",
+        nargs="?",
+        default="serve",
+        choices=["serve", "migrate"],
+        help="serve (default) or migrate the database and exit",
+    )
+    parser.add_argument(
+        "--database-url",
+        help="SQLAlchemy URL (env SOLITAIRE_DATABASE_URL; "
+        "default: SQLite in ./data; PostgreSQL: postgresql+asyncpg://…)",
+    )
+    parser.add_argument("--host", help="interface to listen on (env SOLITAIRE_HOST, default 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="port (env SOLITAIRE_PORT, default 8000; 0 = any free)")
+    parser.add_argument(
+        "--allowed-origin",
+        action="append",
+        default=None,
+        help="browser origin allowed to open the WebSocket (repeatable; "
+        "env SOLITAIRE_ALLOWED_ORIGINS, comma separated; default: own origin)",
+    )
+    parser.add_argument("--secret", help="server secret for daily codes (env SOLITAIRE_SECRET)")
+    parser.add_argument("--max-frame-bytes", type=int, help="largest WebSocket frame accepted")
+    parser.add_argument("--rate", type=float, help="messages per second per connection")
+    parser.add_argument("--log-level", default="info", help="debug, info, warning or error")
+    return parser
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    settings = Settings.from_env()
+    changes: dict[str, object] = {}
+    for name in ("database_url", "host", "port", "secret"):
+        value = getattr(args, name)
+        if value is not None:
+            changes[name] = value
+    if args.allowed_origin:
+        changes["allowed_origins"] = tuple(args.allowed_origin)
+    limits: Limits = settings.limits
+    if args.max_frame_bytes:
+        limits = replace(limits, max_frame_bytes=args.max_frame_bytes)
+    if args.rate:
+        limits = replace(limits, rate_per_s=args.rate)
+    return replace(settings, limits=limits, **changes)  # type: ignore[arg-type]
+
+
+class GracefulServer(uvicorn.Server):
+    """Uvicorn server that says goodbye to WebSocket clients before it stops."""
+
+    goodbye_started = False
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        services = getattr(getattr(self.config.loaded_app, "state", None), "services", None)
+        if services is None or self.goodbye_started:
+            super().handle_exit(sig, frame)
+            return
+        self.goodbye_started = True
+        loop = asyncio.get_event_loop()
+        loop.call_soon_threadsafe(lambda: loop.create_task(self._goodbye(services, sig, frame)))
+
+    async def _goodbye(self, services: object, sig: int, frame: FrameType | None) -> None:
+        from server.app import Services, shutdown_connections
+
+        assert isinstance(services, Services)
+        try:
+            await asyncio.wait_for(shutdown_connections(services), timeout=5)
+        finally:
+            super().handle_exit(sig, frame)
+
+
+async def serve(settings: Settings, log_level: str) -> None:
+    from server.app import create_app
+
+    app = create_app(settings)
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=log_level,
+        ws_max_size=settings.limits.max_frame_bytes,
+        ws_per_message_deflate=False,
+        ws_ping_interval=20,
+        ws_ping_timeout=20,
+        lifespan="on",
+    )
+    server = GracefulServer(config)
+    await server.serve()
+
+
+class _PrintURL(logging.Filter):
+    """Print the browser URL once uvicorn reports the real port (handy with --port 0)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if "Uvicorn running on" in message:
+            url = message.split("Uvicorn running on ", 1)[1].split(" ")[0]
+            print(f"Solitaire server ready: open {url}/ in a browser", flush=True)
+        return True
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    settings = settings_from_args(args)
+    if args.command == "migrate":
+        migrate_sync(settings.database_url)
+        print(f"database is up to date: {settings.database_url}")
+        return
+    logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("uvicorn.error").addFilter(_PrintURL())
+    try:
+        asyncio.run(serve(settings, args.log_level))
+    except KeyboardInterrupt:
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,387 @@
+"""Live games: the engine's validation, per-game serialization, the clock and durability.
+
+Every action goes: lock the game -> check owner and ``seq`` -> engine ->
+group-commit the action and the game row -> only then update memory and
+answer. A game's lock is held across its commit, so two connections acting
+on one game are serialized and no move is lost or applied twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession, async_sessionmaker
+
+from engine import Action, ActionFormatError, CodeError, Game, GameCode, IllegalAction
+from engine.game import Outcome
+from server.live import Hub
+from server.protocol import ProtocolError
+from server.storage import queries
+from server.storage.models import GameRow
+from server.storage.writer import GroupWriter, Write
+
+IDLE_GAP_CAP_MS = 60_000
+FINAL_RESULTS = ("won", "resigned", "expired")
+Clock = Callable[[], int]
+
+
+def wall_clock_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass
+class LiveGame:
+    """A game held in memory, mirroring its committed rows exactly."""
+
+    id: str
+    owner_id: str
+    owner_name: str
+    game: Game
+    created_ms: int
+    result: str | None = None
+    finished_ms: int | None = None
+    elapsed_ms: int = 0
+    last_action_ms: int | None = None
+    undos: int = 0
+    daily_day: str | None = None
+    ranked: bool = True
+    race_id: str | None = None
+    last_outcome: dict[str, Any] | None = None
+    last_action: Action | None = None
+    evicted: bool = False
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    @property
+    def status(self) -> str:
+        return self.result if self.result in ("resigned", "expired") else self.game.status
+
+    @property
+    def finished(self) -> bool:
+        return self.result in FINAL_RESULTS
+
+    def state(self) -> dict[str, Any]:
+        """The public state: what the owner and every spectator see."""
+        view = self.game.view()
+        view["status"] = self.status
+        view["elapsed_ms"] = self.elapsed_ms
+        view["clock_running"] = self.game.seq > 0 and not self.finished
+        return view
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "code": str(self.game.code),
+            "owner": {"id": self.owner_id, "name": self.owner_name},
+            "created_at": self.created_ms,
+            "finished_at": self.finished_ms,
+            "result": self.result,
+            "daily": self.daily_day,
+            "ranked": self.ranked,
+            "race_id": self.race_id,
+        }
+
+    def row_values(self) -> dict[str, Any]:
+        """The game row's mutable columns, for the group writer."""
+        g = self.game
+        return {
+            "id": self.id,
+            "status": self.status,
+            "result": self.result,
+            "score": g.score,
+            "moves": g.moves,
+            "seq": g.seq,
+            "progress": g.progress,
+            "undos": self.undos,
+            "elapsed_ms": self.elapsed_ms,
+            "fingerprint": g.fingerprint(),
+            "last_action_ms": self.last_action_ms,
+            "finished_ms": self.finished_ms,
+        }
+
+    def advance(self, outcome: Outcome, now_ms: int) -> None:
+        """Take an accepted outcome into memory (after it was committed)."""
+        if self.last_action_ms is not None:
+            self.elapsed_ms += min(max(0, now_ms - self.last_action_ms), IDLE_GAP_CAP_MS)
+        self.last_action_ms = now_ms
+        self.game = outcome.game
+        self.last_action = outcome.action
+        self.last_outcome = outcome_json(outcome)
+        if outcome.action.kind == "undo":
+            self.undos += 1
+        if outcome.game.status == "won":
+            self.result = "won"
+            self.finished_ms = now_ms
+
+
+def outcome_json(outcome: Outcome) -> dict[str, Any]:
+    return {
+        "points": outcome.points,
+        "is_move": outcome.is_move,
+        "events": list(outcome.events),
+        "reason": outcome.reason,
+    }
+
+
+FinishHook = Callable[[LiveGame, AsyncConnection], Awaitable[None]]
+
+
+class GameService:
+    """Creates, loads, caches and plays games; the only writer of game state."""
+
+    def __init__(
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        writer: GroupWriter,
+        hub: Hub,
+        clock: Clock = wall_clock_ms,
+        cache_size: int = 20_000,
+    ) -> None:
+        self.sessions = sessions
+        self.writer = writer
+        self.hub = hub
+        self.clock = clock
+        self.cache_size = cache_size
+        self.finish_hooks: list[FinishHook] = []
+        self.listeners: list[Callable[[LiveGame], None]] = []
+        self._cache: OrderedDict[str, LiveGame] = OrderedDict()
+        self._loading: dict[str, asyncio.Future[LiveGame | None]] = {}
+
+    # -- creation and loading ------------------------------------------------
+
+    async def create(
+        self,
+        owner_id: str,
+        owner_name: str,
+        code: GameCode,
+        *,
+        daily_day: str | None = None,
+        ranked: bool = True,
+        race_id: str | None = None,
+    ) -> LiveGame:
+        """A new game, committed before it is returned."""
+        now = self.clock()
+        live = LiveGame(
+            id=queries.new_id("g"),
+            owner_id=owner_id,
+            owner_name=owner_name,
+            game=Game.new(code),
+            created_ms=now,
+            daily_day=daily_day,
+            ranked=ranked,
+            race_id=race_id,
+        )
+        values = live.row_values()
+        row = GameRow(
+            **values,
+            player_id=owner_id,
+            code=str(code),
+            created_ms=now,
+            daily_day=daily_day,
+            ranked=ranked,
+            race_id=race_id,
+        )
+        async with self.sessions() as session:
+            await queries.insert_game(session, row)
+        self._remember(live)
+        return live
+
+    async def get(self, game_id: str) -> LiveGame | None:
+        """The live game, loading and replaying it from storage when not in memory."""
+        live = self._cache.get(game_id)
+        if live is not None:
+            self._cache.move_to_end(game_id)
+            return live
+        pending = self._loading.get(game_id)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[LiveGame | None] = asyncio.get_running_loop().create_future()
+        self._loading[game_id] = future
+        try:
+            live = await self._load(game_id)
+            if live is not None:
+                self._remember(live)
+            future.set_result(live)
+            return live
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # mark retrieved: waiters re-raise it themselves
+            raise
+        finally:
+            del self._loading[game_id]
+
+    async def require(self, game_id: str) -> LiveGame:
+        live = await self.get(game_id)
+        if live is None:
+            raise ProtocolError("not_found", f"no game {game_id!r}")
+        return live
+
+    async def _load(self, game_id: str) -> LiveGame | None:
+        async with self.sessions() as session:
+            row = await queries.game_row(session, game_id)
+            if row is None:
+                return None
+            owner = await queries.player_by_id(session, row.player_id)
+            actions = await queries.game_actions(session, game_id)
+        live = LiveGame(
+            id=row.id,
+            owner_id=row.player_id,
+            owner_name=owner.name if owner else "?",
+            game=Game.new(row.code),
+            created_ms=row.created_ms,
+            daily_day=row.daily_day,
+            ranked=row.ranked,
+            race_id=row.race_id,
+        )
+        for action_row in actions:
+            outcome = live.game.apply(Action.from_text(action_row.action))
+            live.advance(outcome, action_row.at_ms)
+        live.result, live.finished_ms = row.result, row.finished_ms
+        return live
+
+    def _remember(self, live: LiveGame) -> None:
+        self._cache[live.id] = live
+        self._cache.move_to_end(live.id)
+        if len(self._cache) <= self.cache_size:
+            return
+        for game_id, candidate in list(self._cache.items())[: len(self._cache) - self.cache_size]:
+            if not candidate.lock.locked() and candidate is not live:
+                candidate.evicted = True
+                del self._cache[game_id]
+
+    async def locked(self, game_id: str) -> LiveGame:
+        """The game with its lock acquired (caller releases): retries if it was evicted."""
+        while True:
+            live = await self.require(game_id)
+            await live.lock.acquire()
+            if not live.evicted:
+                return live
+            live.lock.release()
+
+    # -- playing ---------------------------------------------------------------
+
+    async def act(
+        self, game_id: str, player_id: str, seq: int, raw: dict[str, Any], origin: Any = None
+    ) -> dict[str, Any]:
+        """Validate and apply one action; returns the ``result`` message body.
+
+        ``origin`` (the acting connection) gets the result, not an extra update.
+        """
+        try:
+            action = Action.from_json(raw)
+        except ActionFormatError as exc:
+            raise ProtocolError("bad_message", str(exc), field="action") from None
+        live = await self.locked(game_id)
+        try:
+            return await self._act_locked(live, player_id, seq, action, origin)
+        finally:
+            live.lock.release()
+
+    async def _act_locked(
+        self, live: LiveGame, player_id: str, seq: int, action: Action, origin: Any
+    ) -> dict[str, Any]:
+        if live.owner_id != player_id:
+            raise ProtocolError("forbidden", "only the game's owner can act in it")
+        current = live.game.seq
+        if seq == current - 1 and action == live.last_action and live.last_outcome is not None:
+            return self._result(live, current - 1, action, live.last_outcome, duplicate=True)
+        if seq != current:
+            raise ProtocolError(
+                "stale", f"expected seq {current}, got {seq}", state=live.state(), seq=current
+            )
+        if live.finished:
+            raise ProtocolError("game_over", f"the game is over ({live.result})")
+        try:
+            outcome = live.game.apply(action)
+        except IllegalAction as exc:
+            raise ProtocolError("illegal_action", exc.reason, rule=exc.code) from None
+        await self._commit(live, outcome, origin)
+        return self._result(live, seq, action, live.last_outcome or {}, duplicate=False)
+
+    async def _commit(self, live: LiveGame, outcome: Outcome, origin: Any) -> None:
+        """Make the outcome durable, then take it into memory and tell watchers."""
+        now = max(self.clock(), live.last_action_ms or 0)
+        candidate = LiveGame(**{**live.__dict__, "lock": live.lock})
+        candidate.advance(outcome, now)
+        action_row = {
+            "game_id": live.id,
+            "seq": outcome.game.seq - 1,
+            "action": outcome.action.to_text(),
+            "at_ms": now,
+        }
+        extras = self._finish_extras(candidate) if candidate.result == "won" else []
+        await self.writer.submit(Write(action_row, candidate.row_values(), extras))
+        live.__dict__.update({k: v for k, v in candidate.__dict__.items() if k != "lock"})
+        self._publish(live, outcome.game.seq - 1, outcome.action, live.last_outcome or {}, origin)
+        self._notify(live)
+
+    def _finish_extras(self, live: LiveGame) -> list[Any]:
+        return [lambda conn, hook=hook: hook(live, conn) for hook in self.finish_hooks]
+
+    async def end(self, game_id: str, player_id: str | None, result: str) -> LiveGame:
+        """Resign (by the owner) or expire a game; counted through the finish hooks."""
+        live = await self.locked(game_id)
+        try:
+            if player_id is not None and live.owner_id != player_id:
+                raise ProtocolError("forbidden", "only the game's owner can end it")
+            if live.finished:
+                raise ProtocolError("game_over", f"the game is over ({live.result})")
+            candidate = LiveGame(**{**live.__dict__, "lock": live.lock})
+            candidate.result, candidate.finished_ms = result, self.clock()
+            extras = self._finish_extras(candidate)
+            await self.writer.submit(Write(None, candidate.row_values(), extras))
+            live.result, live.finished_ms = candidate.result, candidate.finished_ms
+        finally:
+            live.lock.release()
+        self.hub.publish(
+            f"game:{live.id}",
+            {"type": "game", "game": live.info(), "state": live.state(), "role": "spectator"},
+        )
+        self._notify(live)
+        return live
+
+    def _result(
+        self, live: LiveGame, seq: int, action: Action, outcome: dict[str, Any], *, duplicate: bool
+    ) -> dict[str, Any]:
+        return {
+            "type": "result",
+            "game_id": live.id,
+            "seq": seq,
+            "action": action.to_json(),
+            "duplicate": duplicate,
+            "outcome": outcome,
+            "state": live.state(),
+        }
+
+    def _publish(
+        self, live: LiveGame, seq: int, action: Action, outcome: dict[str, Any], origin: Any
+    ) -> None:
+        topic = f"game:{live.id}"
+        if self.hub.subscriber_count(topic):
+            message = {
+                "type": "update",
+                "game_id": live.id,
+                "seq": seq,
+                "action": action.to_json(),
+                "outcome": outcome,
+                "state": live.state(),
+            }
+            self.hub.publish(topic, message, skip=origin)
+
+    def _notify(self, live: LiveGame) -> None:
+        for listener in self.listeners:
+            listener(live)
+
+
+def parse_code_or_error(text: str) -> GameCode:
+    """Parse a code for the protocol: a bad one becomes ``bad_code`` naming the part."""
+    from engine import parse_code
+
+    try:
+        return parse_code(text)
+    except CodeError as exc:
+        raise ProtocolError("bad_code", str(exc), part=exc.part) from None

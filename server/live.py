@@ -1,0 +1,56 @@
+"""In-process live fan-out: topics (a game, a leaderboard, a race) to subscribers.
+
+A subscriber is anything with a non-blocking ``push(message)``; the WebSocket
+layer's connection queues the frame and sends it on its own, so one slow
+watcher never holds up the player or the other watchers. Messages are
+serialized once per publish, not once per subscriber.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from typing import Any, Protocol
+
+
+class Subscriber(Protocol):
+    def push(self, frame: str) -> None:
+        """Queue an already-serialized frame for sending."""
+
+
+def encode(message: dict[str, Any]) -> str:
+    """The one JSON encoding every frame uses (compact, UTF-8 safe)."""
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+
+
+class Hub:
+    """Topic -> subscribers. Topics are strings such as ``game:g_1``."""
+
+    def __init__(self) -> None:
+        self._topics: defaultdict[str, set[Subscriber]] = defaultdict(set)
+
+    def subscribe(self, topic: str, subscriber: Subscriber) -> None:
+        self._topics[topic].add(subscriber)
+
+    def unsubscribe(self, topic: str, subscriber: Subscriber) -> None:
+        subscribers = self._topics.get(topic)
+        if subscribers is not None:
+            subscribers.discard(subscriber)
+            if not subscribers:
+                del self._topics[topic]
+
+    def subscriber_count(self, topic: str) -> int:
+        return len(self._topics.get(topic, ()))
+
+    def publish(self, topic: str, message: dict[str, Any], skip: Subscriber | None = None) -> int:
+        """Send to every subscriber of a topic except ``skip``; returns how many got it."""
+        subscribers = self._topics.get(topic)
+        if not subscribers:
+            return 0
+        frame = encode(message)
+        sent = 0
+        for subscriber in list(subscribers):
+            if subscriber is not skip:
+                subscriber.push(frame)
+                sent += 1
+        return sent

@@ -1,0 +1,126 @@
+"""Table definitions. Times are integer milliseconds since the Unix epoch (UTC).
+
+Integers rather than timestamps keep SQLite and PostgreSQL identical and make
+the game clock (sums of capped gaps) exact. Migrations must match this file;
+a test compares them on both databases.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class Player(Base):
+    __tablename__ = "players"
+
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    name: Mapped[str] = mapped_column(String(32))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class GameRow(Base):
+    __tablename__ = "games"
+
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    player_id: Mapped[str] = mapped_column(ForeignKey("players.id"), index=True)
+    code: Mapped[str] = mapped_column(String(24), index=True)
+    status: Mapped[str] = mapped_column(String(12))
+    result: Mapped[str | None] = mapped_column(String(12))
+    score: Mapped[int] = mapped_column(Integer, default=0)
+    moves: Mapped[int] = mapped_column(Integer, default=0)
+    seq: Mapped[int] = mapped_column(Integer, default=0)
+    progress: Mapped[int] = mapped_column(Integer, default=0)
+    undos: Mapped[int] = mapped_column(Integer, default=0)
+    elapsed_ms: Mapped[int] = mapped_column(BigInteger, default=0)
+    fingerprint: Mapped[str] = mapped_column(String(16))
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+    last_action_ms: Mapped[int | None] = mapped_column(BigInteger)
+    finished_ms: Mapped[int | None] = mapped_column(BigInteger)
+    daily_day: Mapped[str | None] = mapped_column(String(10))
+    ranked: Mapped[bool] = mapped_column(Boolean, default=True)
+    race_id: Mapped[str | None] = mapped_column(String(16), index=True)
+
+    __table_args__ = (Index("ix_games_player_code", "player_id", "code"),)
+
+
+class ActionRow(Base):
+    """Every accepted action of a game, in order, undos included: the game's replay log."""
+
+    __tablename__ = "actions"
+
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id"), primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    action: Mapped[str] = mapped_column(String(64))  # the engine's text form
+    at_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class DailyChallenge(Base):
+    __tablename__ = "daily_challenges"
+
+    day: Mapped[str] = mapped_column(String(10), primary_key=True)  # YYYY-MM-DD, UTC
+    family: Mapped[str] = mapped_column(String(8), primary_key=True)  # HH1-N, SH1-C4 ...
+    code: Mapped[str] = mapped_column(String(24), unique=True)
+    solution_length: Mapped[int | None] = mapped_column(Integer)
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class LeaderboardEntry(Base):
+    """One entry per player per code: the best counted attempt."""
+
+    __tablename__ = "leaderboard_entries"
+
+    code: Mapped[str] = mapped_column(String(24), primary_key=True)
+    player_id: Mapped[str] = mapped_column(ForeignKey("players.id"), primary_key=True)
+    game_id: Mapped[str] = mapped_column(String(16))
+    won: Mapped[bool] = mapped_column(Boolean)
+    progress: Mapped[int] = mapped_column(Integer)
+    moves: Mapped[int] = mapped_column(Integer)
+    elapsed_ms: Mapped[int] = mapped_column(BigInteger)
+    score: Mapped[int] = mapped_column(Integer)
+    undos: Mapped[int] = mapped_column(Integer)
+    result: Mapped[str] = mapped_column(String(12))
+    finished_ms: Mapped[int] = mapped_column(BigInteger)
+    sort_key: Mapped[int] = mapped_column(BigInteger)  # one ascending key for the ranking order
+
+    __table_args__ = (Index("ix_leaderboard_code_sort", "code", "sort_key", "player_id"),)
+
+
+class Race(Base):
+    __tablename__ = "races"
+
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    code: Mapped[str] = mapped_column(String(24))
+    owner_id: Mapped[str] = mapped_column(ForeignKey("players.id"))
+    status: Mapped[str] = mapped_column(String(12))  # open, countdown, running, finished
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+    starts_ms: Mapped[int | None] = mapped_column(BigInteger)
+
+
+class RaceEntry(Base):
+    __tablename__ = "race_entries"
+
+    race_id: Mapped[str] = mapped_column(ForeignKey("races.id"), primary_key=True)
+    player_id: Mapped[str] = mapped_column(ForeignKey("players.id"), primary_key=True)
+    game_id: Mapped[str | None] = mapped_column(String(16))
+    joined_ms: Mapped[int] = mapped_column(BigInteger)

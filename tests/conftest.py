@@ -1,0 +1,76 @@
+"""Shared fixtures: databases (SQLite and PostgreSQL) and real running servers.
+
+The server suite runs once per backend. PostgreSQL is required when
+``SOLITAIRE_REQUIRE_POSTGRES=1`` (CI sets it): a missing database then fails
+the run instead of skipping half the suite.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy.engine import make_url
+
+from server.config import Settings
+from tests.support import PG_ADMIN_URL, running_server
+
+BACKENDS = ["sqlite", "postgres"]
+
+
+async def _pg_admin(sql: str) -> None:
+    import asyncpg
+
+    url = make_url(PG_ADMIN_URL)
+    conn = await asyncpg.connect(
+        host=url.host, port=url.port or 5432, user=url.username, database=url.database, timeout=5
+    )
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+def pg_database_url(name: str) -> str:
+    return make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+
+
+def create_pg_database() -> str:
+    """A fresh, empty PostgreSQL database; fails or skips when the server is missing."""
+    name = f"solitaire_t_{secrets.token_hex(4)}"
+    try:
+        asyncio.run(_pg_admin(f'CREATE DATABASE "{name}"'))
+    except Exception as exc:
+        if os.environ.get("SOLITAIRE_REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"PostgreSQL is required but unreachable at {PG_ADMIN_URL}: {exc}")
+        pytest.skip(f"PostgreSQL unreachable at {PG_ADMIN_URL} (set SOLITAIRE_REQUIRE_POSTGRES=1 to fail)")
+    return name
+
+
+def drop_pg_database(name: str) -> None:
+    asyncio.run(_pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """An empty database of each backend, shared by one test module."""
+    if request.param == "sqlite":
+        path: Path = tmp_path_factory.mktemp("db") / "solitaire.db"
+        yield f"sqlite+aiosqlite:///{path}"
+        return
+    name = create_pg_database()
+    try:
+        yield pg_database_url(name)
+    finally:
+        drop_pg_database(name)
+
+
+@pytest.fixture(scope="module")
+def server(database_url: str) -> Iterator[str]:
+    """A real server (uvicorn, real database) on a free local port: its base URL."""
+    with running_server(Settings(database_url=database_url, secret="test-secret")) as base:
+        yield base

@@ -1,0 +1,172 @@
+"""Test support: real servers on local ports and a small WebSocket test client.
+
+Every message a test client receives is recorded in ``RECEIVED`` so that the
+contract test can check all of them against the published schema.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import socket
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import uvicorn
+import websockets
+
+from server.app import create_app
+from server.config import Settings
+from server.games import Clock, wall_clock_ms
+
+RECEIVED: list[dict[str, Any]] = []  # every server message seen by any test client
+_ids = itertools.count(1)
+PG_ADMIN_URL = os.environ.get(
+    "SOLITAIRE_TEST_PG_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
+)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class ManualClock:
+    """An injectable clock (milliseconds) that tests move by hand."""
+
+    def __init__(self, start_ms: int | None = None) -> None:
+        self.now = start_ms if start_ms is not None else wall_clock_ms()
+
+    def __call__(self) -> int:
+        return self.now
+
+    def advance(self, ms: int) -> None:
+        self.now += ms
+
+
+@contextmanager
+def running_server(settings: Settings, clock: Clock = wall_clock_ms) -> Iterator[str]:
+    """Run the real app under uvicorn in a thread; yields ``http://127.0.0.1:PORT``."""
+    port = free_port()
+    settings = Settings(**{**settings.__dict__, "host": "127.0.0.1", "port": port})
+    app = create_app(settings, clock)
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        ws_max_size=settings.limits.max_frame_bytes,
+        ws_per_message_deflate=False,
+        lifespan="on",
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("server did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+def http(method: str, url: str, body: Any = None, token: str | None = None) -> tuple[int, Any]:
+    """A blocking HTTP JSON request; returns (status, parsed body)."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method=method)
+    request.add_header("Content-Type", "application/json")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"null")
+
+
+async def ahttp(method: str, url: str, body: Any = None, token: str | None = None) -> tuple[int, Any]:
+    return await asyncio.to_thread(http, method, url, body, token)
+
+
+async def new_player(base: str, name: str | None = None) -> dict[str, Any]:
+    status, body = await ahttp("POST", f"{base}/api/players", {"name": name} if name else {})
+    assert status == 201, body
+    return dict(body)
+
+
+class Client:
+    """A WebSocket test client: requests with ids, pushes collected on the side."""
+
+    def __init__(self, ws: Any) -> None:
+        self.ws = ws
+        self.pushed: list[dict[str, Any]] = []
+        self.hello: dict[str, Any] = {}
+
+    @classmethod
+    async def connect(cls, base: str, token: str | None = None, **headers: str) -> Client:
+        ws = await websockets.connect(
+            base.replace("http", "ws", 1) + "/ws",
+            additional_headers=headers or None,
+            compression=None,
+            max_size=2**22,
+        )
+        client = cls(ws)
+        client.hello = await client.recv()
+        assert client.hello["type"] == "hello"
+        if token is not None or headers.get("anonymous") is None:
+            welcome = await client.request("auth", **({"token": token} if token else {}))
+            assert welcome["type"] == "welcome", welcome
+        return client
+
+    async def recv(self, timeout: float = 10) -> dict[str, Any]:
+        raw = await asyncio.wait_for(self.ws.recv(), timeout)
+        message: dict[str, Any] = json.loads(raw)
+        RECEIVED.append(message)
+        return message
+
+    async def send(self, message: dict[str, Any] | str) -> None:
+        await self.ws.send(message if isinstance(message, str) else json.dumps(message))
+
+    async def request(self, kind: str, timeout: float = 10, **fields: Any) -> dict[str, Any]:
+        """Send a request with a fresh id; return the reply carrying that id."""
+        rid = next(_ids)
+        await self.send({"type": kind, "id": rid, **fields})
+        return await self.reply_to(rid, timeout)
+
+    async def reply_to(self, rid: Any, timeout: float = 10) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            message = await self.recv(max(0.01, deadline - time.monotonic()))
+            if message.get("id") == rid:
+                return message
+            self.pushed.append(message)
+
+    async def next_push(self, kind: str, timeout: float = 10) -> dict[str, Any]:
+        """The next pushed message of a type (already received ones first)."""
+        for i, message in enumerate(self.pushed):
+            if message["type"] == kind:
+                return self.pushed.pop(i)
+        deadline = time.monotonic() + timeout
+        while True:
+            message = await self.recv(max(0.01, deadline - time.monotonic()))
+            if message["type"] == kind and "id" not in message:
+                return message
+            self.pushed.append(message)
+
+    async def act(self, game_id: str, seq: int, **action: Any) -> dict[str, Any]:
+        return await self.request("act", game_id=game_id, seq=seq, action=action)
+
+    async def close(self) -> None:
+        await self.ws.close()
