@@ -13,6 +13,7 @@ import logging
 import sys
 from dataclasses import replace
 from types import FrameType
+from typing import Any
 
 import uvicorn
 
@@ -74,9 +75,10 @@ class GracefulServer(uvicorn.Server):
     """Uvicorn server that says goodbye to WebSocket clients before it stops."""
 
     goodbye_started = False
+    starlette_app: Any = None
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-        services = getattr(getattr(self.config.loaded_app, "state", None), "services", None)
+        services = getattr(getattr(self.starlette_app, "state", None), "services", None)
         if services is None or self.goodbye_started:
             super().handle_exit(sig, frame)
             return
@@ -110,6 +112,7 @@ async def serve(settings: Settings, log_level: str) -> None:
         lifespan="on",
     )
     server = GracefulServer(config)
+    server.starlette_app = app
     await server.serve()
 
 

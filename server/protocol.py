@@ -19,7 +19,7 @@ CLOSE_BAD_VERSION = 4400
 CLOSE_AUTH = 4401
 CLOSE_ORIGIN = 4403
 CLOSE_AUTH_TIMEOUT = 4408
-CLOSE_FLOOD = 4429
+CLOSE_TOO_SLOW = 4429  # a watcher that does not read its pushed updates
 
 ERROR_CODES = (
     "bad_json",

@@ -26,9 +26,9 @@ from server.protocol import (
     CLOSE_AUTH,
     CLOSE_AUTH_TIMEOUT,
     CLOSE_BAD_VERSION,
-    CLOSE_FLOOD,
     CLOSE_GOING_AWAY,
     CLOSE_ORIGIN,
+    CLOSE_TOO_SLOW,
     PROTOCOL_VERSION,
     SUPPORTED_VERSIONS,
     ProtocolError,
@@ -41,7 +41,8 @@ if TYPE_CHECKING:
     from server.app import Services
 
 log = logging.getLogger(__name__)
-MAX_QUEUED_FRAMES = 256
+MAX_QUEUED_FRAMES = 256  # a watcher this far behind is disconnected
+BACKPRESSURE_FRAMES = 32  # a client this far behind on its own replies is not read from
 
 Handler = Callable[["Connection", dict[str, Any]], Awaitable[dict[str, Any] | None]]
 HANDLERS: dict[str, Handler] = {}
@@ -95,7 +96,7 @@ class Connection:
         self._outbox: deque[str] = deque()
         self._sender: asyncio.Task[None] | None = None
         self._rate = TokenBucket(limits.rate_per_s, limits.burst)
-        self._flood = TokenBucket(limits.rate_per_s * 4, limits.burst * 4)
+        self._last_refusal = 0.0
         self.closed = False
 
     # -- outgoing --------------------------------------------------------------
@@ -107,7 +108,7 @@ class Connection:
         if len(self._outbox) >= MAX_QUEUED_FRAMES:
             self._outbox.clear()
             self.closed = True
-            asyncio.get_running_loop().create_task(self._close(CLOSE_FLOOD, "too slow"))
+            asyncio.get_running_loop().create_task(self._close(CLOSE_TOO_SLOW, "too slow"))
             return
         self._outbox.append(frame)
         if self._sender is None:
@@ -262,13 +263,20 @@ class Connection:
         while not self.closed:
             text = await self._receive_text()
             if not self._rate.take():
-                if not self._flood.take():
-                    raise CloseConnection(CLOSE_FLOOD, "flood")
-                self.send(ProtocolError("rate_limited", "too many messages; slow down").to_message())
+                self._refuse_flood()
                 continue
             reply = await self._handle(text)
             if reply is not None:
                 self.send(reply)
+            if len(self._outbox) > BACKPRESSURE_FRAMES:  # stop reading until the peer reads
+                await self.flush()
+
+    def _refuse_flood(self) -> None:
+        """Drop the message unprocessed; say so at most ten times a second."""
+        now = time.monotonic()
+        if now - self._last_refusal >= 0.1:
+            self._last_refusal = now
+            self.send(ProtocolError("rate_limited", "too many messages; slow down").to_message())
 
     async def _handle(self, text: str) -> dict[str, Any] | None:
         try:

@@ -27,9 +27,7 @@ from server.games import Clock, wall_clock_ms
 
 RECEIVED: list[dict[str, Any]] = []  # every server message seen by any test client
 _ids = itertools.count(1)
-PG_ADMIN_URL = os.environ.get(
-    "SOLITAIRE_TEST_PG_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
-)
+PG_ADMIN_URL = os.environ.get("SOLITAIRE_TEST_PG_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
 
 
 def free_port() -> int:

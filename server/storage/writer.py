@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 
 Extra = Callable[[AsyncConnection], Awaitable[None]]
 
-_INSERT_ACTION = insert(ActionRow.__table__)
+_INSERT_ACTION = insert(ActionRow)
 _GAME_COLUMNS = (
     "status",
     "result",
@@ -40,8 +40,8 @@ _GAME_COLUMNS = (
     "finished_ms",
 )
 _UPDATE_GAME = (
-    update(GameRow.__table__)
-    .where(GameRow.__table__.c.id == bindparam("b_id"))
+    update(GameRow)
+    .where(GameRow.id == bindparam("b_id"))
     .values({name: bindparam(f"b_{name}") for name in _GAME_COLUMNS})
 )
 

@@ -1,0 +1,131 @@
+"""Bad input over a real WebSocket: documented errors, nothing stored changes, others still served."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+import websockets
+from websockets.exceptions import ConnectionClosed
+
+from tests.support import Client, ahttp, new_player
+
+
+async def _game(server: str) -> tuple[Client, str, dict[str, object]]:
+    player = await new_player(server)
+    client = await Client.connect(server, player["token"])
+    reply = await client.request("new_game", code="HH1-N-AAAAAAM")
+    return client, reply["game"]["id"], player
+
+
+async def _stored_state(server: str, game_id: str) -> dict[str, object]:
+    status, body = await ahttp("GET", f"{server}/api/games/{game_id}")
+    assert status == 200
+    return dict(body["state"])
+
+
+async def _closed_code(ws: websockets.ClientConnection) -> int | None:
+    with pytest.raises(ConnectionClosed):
+        for _ in range(20):
+            await asyncio.wait_for(ws.recv(), 10)
+    return ws.close_code
+
+
+async def test_malformed_messages_get_documented_errors(server: str) -> None:
+    client, game_id, _ = await _game(server)
+    before = await _stored_state(server, game_id)
+    await client.send("{not json")
+    assert (await client.recv())["code"] == "bad_json"
+    await client.send("[1, 2]")
+    assert (await client.recv())["code"] == "bad_json"
+    assert (await client.request("fly"))["code"] == "unknown_type"
+    missing = await client.request("act", game_id=game_id, action={"type": "draw"})
+    assert missing["code"] == "bad_message" and missing["field"] == "seq"
+    wrong = await client.request("act", game_id=game_id, seq="0", action={"type": "draw"})
+    assert wrong["code"] == "bad_message" and wrong["field"] == "seq"
+    bad_action = await client.act(game_id, 0, type="teleport")
+    assert bad_action["code"] == "bad_message" and bad_action["field"] == "action"
+    assert (await client.request("new_game", code="XX1-N-AAAAAAA"))["part"] == "game"
+    assert (await client.request("new_game", code="SH1-C3-AAAAAAA"))["part"] == "variant"
+    assert (await client.request("new_game", code="SH1-C4-AAAAAA1"))["part"] == "seed"
+    assert await _stored_state(server, game_id) == before
+    assert (await client.request("ping"))["type"] == "pong"
+
+
+async def test_illegal_move_changes_nothing(server: str) -> None:
+    """SH-4 over the wire: a refused move answers with the rule's code and reason."""
+    player = await new_player(server)
+    client = await Client.connect(server, player["token"])
+    game = await client.request("new_game", code="SH1-C4-AAAAAAA")
+    game_id = game["game"]["id"]
+    # Column 1's top is 9C, column 2's top is 7H: 9C cannot go onto 7H.
+    refused = await client.act(game_id, 0, type="move", **{"from": "col:1", "to": "col:2"})
+    assert refused["type"] == "error" and refused["code"] == "illegal_action"
+    assert refused["rule"] and refused["message"]
+    assert await _stored_state(server, game_id) == game["state"]
+
+
+async def test_unknown_and_foreign_games(server: str) -> None:
+    _, game_id, _ = await _game(server)
+    intruder = await Client.connect(server, (await new_player(server))["token"])
+    assert (await intruder.request("open_game", game_id="g_missing"))["code"] == "not_found"
+    forbidden = await intruder.act(game_id, 0, type="draw")
+    assert forbidden["code"] == "forbidden"
+    assert (await intruder.request("resign", game_id=game_id))["code"] == "forbidden"
+    anonymous = await Client.connect(server)
+    assert (await anonymous.request("new_game", game="HH"))["code"] == "forbidden"
+    assert (await _stored_state(server, game_id))["seq"] == 0
+
+
+async def test_authentication_failures_close_the_socket(server: str) -> None:
+    ws_url = server.replace("http", "ws", 1) + "/ws"
+    cases = [
+        ({"type": "ping"}, "not_authenticated", 4401),
+        ({"type": "auth", "token": "st_nope"}, "bad_token", 4401),
+        ({"type": "auth", "protocol": 99}, "unsupported_version", 4400),
+    ]
+    for first, code, close in cases:
+        async with websockets.connect(ws_url) as ws:
+            assert json.loads(await ws.recv())["type"] == "hello"
+            await ws.send(json.dumps(first))
+            assert json.loads(await ws.recv())["code"] == code
+            assert await _closed_code(ws) == close
+
+
+async def test_oversized_frame_closes_1009_and_server_lives(server: str) -> None:
+    client, _, _ = await _game(server)
+    await client.send(json.dumps({"type": "ping", "pad": "x" * 40_000}))
+    assert await _closed_code(client.ws) == 1009
+    other, _, _ = await _game(server)
+    assert (await other.request("ping"))["type"] == "pong"
+
+
+async def test_foreign_origin_is_refused(server: str) -> None:
+    ws_url = server.replace("http", "ws", 1) + "/ws"
+    async with websockets.connect(ws_url, origin="http://evil.example") as ws:  # type: ignore[arg-type]
+        assert await _closed_code(ws) == 4403
+    async with websockets.connect(ws_url, origin=server) as ws:  # type: ignore[arg-type]
+        assert json.loads(await ws.recv())["type"] == "hello"
+
+
+async def test_flood_is_refused_and_others_are_served(server: str) -> None:
+    """Past the rate, messages are dropped with rate_limited; the connection and server stay up."""
+    client, game_id, _ = await _game(server)
+    bystander, other_id, _ = await _game(server)
+    for _ in range(1000):
+        await client.send('{"type":"ping"}')
+    assert (await bystander.act(other_id, 0, type="draw"))["type"] == "result"
+    kinds: dict[str, int] = {}
+    while True:
+        try:
+            message = await client.recv(timeout=2)
+        except TimeoutError:
+            break
+        key = message.get("code", message["type"])
+        kinds[key] = kinds.get(key, 0) + 1
+    assert kinds.get("rate_limited", 0) >= 1
+    assert kinds["pong"] < 1000  # dropped messages were not processed
+    await asyncio.sleep(1.5)  # the bucket refills; the same connection is served again
+    assert (await client.request("ping"))["type"] == "pong"
+    assert (await client.act(game_id, 0, type="draw"))["type"] == "result"
