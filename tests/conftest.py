@@ -17,6 +17,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from server.config import Settings
+from tests.contract import pytest_sessionfinish  # noqa: F401  (checks every received message)
 from tests.support import PG_ADMIN_URL, running_server
 
 BACKENDS = ["sqlite", "postgres"]

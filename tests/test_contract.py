@@ -1,0 +1,212 @@
+"""The published schemas against the server's code and its HTTP answers.
+
+The WebSocket side is also checked at run time: every message any test
+client received during the session is validated in ``tests.contract``.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft7Validator
+from starlette.routing import Mount, Route, WebSocketRoute
+
+from engine.api import ACTION_FIELDS
+from server import ws
+from server.app import create_app
+from server.config import Settings
+from server.protocol import ERROR_CODES, REQUESTS
+from tests.contract import (
+    BASE,
+    load,
+    message_names,
+    message_validator,
+    openapi_validator,
+    problems_in,
+    registry,
+)
+from tests.support import ahttp, new_player
+
+ROOT = Path(__file__).resolve().parent.parent
+ASYNCAPI = load("asyncapi.json")
+OPENAPI = load("openapi.json")
+
+
+def python_files(package: str) -> Iterator[ast.Module]:
+    for path in sorted((ROOT / package).rglob("*.py")):
+        yield ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+
+def dict_types(tree: ast.Module) -> set[str]:
+    """Values of the "type" key in dict literals: the messages a module builds."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values, strict=True):
+                is_type = isinstance(key, ast.Constant) and key.value == "type"
+                if is_type and isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    found.add(value.value)
+    return found
+
+
+def first_args(tree: ast.Module, names: set[str]) -> set[str]:
+    """First string argument of every call to one of ``names`` (error and refusal codes)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args:
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            arg = node.args[0]
+            if name in names and isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                found.add(arg.value)
+    return found
+
+
+def enum(name: str) -> set[str]:
+    return set(ASYNCAPI["components"]["schemas"][name]["enum"])
+
+
+# -- the AsyncAPI document ----------------------------------------------------------
+
+
+def test_asyncapi_shape() -> None:
+    assert ASYNCAPI["asyncapi"] == "2.6.0"
+    for name, message in ASYNCAPI["components"]["messages"].items():
+        assert message["payload"]["properties"]["type"]["const"] == name
+        Draft7Validator.check_schema(message["payload"])
+    both = message_names("publish") + message_names("subscribe")
+    assert len(both) == len(set(both)) == len(ASYNCAPI["components"]["messages"])
+
+
+def test_every_reference_resolves() -> None:
+    for document, name in ((ASYNCAPI, "asyncapi.json"), (OPENAPI, "openapi.json")):
+        resolver = registry().resolver(base_uri=BASE + name)
+        for ref in refs_in(document):
+            resolver.lookup(ref)
+
+
+def refs_in(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "$ref":
+                yield value
+            else:
+                yield from refs_in(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from refs_in(item)
+
+
+def test_examples_follow_the_schema() -> None:
+    for name, message in ASYNCAPI["components"]["messages"].items():
+        for example in message.get("examples", []):
+            errors = [e.message for e in message_validator(name).iter_errors(example["payload"])]
+            assert not errors, (name, errors)
+
+
+def test_every_server_message_type_is_documented() -> None:
+    create_app(Settings())  # competition modules register their handlers on import
+    sent = set().union(*(dict_types(tree) for tree in python_files("server")))
+    assert sent <= set(message_names("subscribe")), sent - set(message_names("subscribe"))
+
+
+def test_every_request_is_documented() -> None:
+    create_app(Settings())
+    served = {*ws.HANDLERS, "auth"}
+    documented = set(message_names("publish"))
+    assert served <= documented, served - documented
+    assert documented <= set(REQUESTS), documented - set(REQUESTS)
+
+
+def test_error_and_refusal_codes_are_documented() -> None:
+    assert set(ERROR_CODES) == enum("ErrorCode")
+    raised = set().union(*(first_args(t, {"ProtocolError"}) for t in python_files("server")))
+    assert raised <= enum("ErrorCode"), raised - enum("ErrorCode")
+    refusals = set().union(*(first_args(t, {"IllegalAction", "_refuse"}) for t in python_files("engine")))
+    assert refusals <= enum("RefusalCode"), refusals - enum("RefusalCode")
+
+
+def test_every_action_kind_is_documented() -> None:
+    refs = ASYNCAPI["components"]["schemas"]["Action"]["oneOf"]
+    schemas = ASYNCAPI["components"]["schemas"]
+    kinds = {schemas[r["$ref"].rsplit("/", 1)[1]]["properties"]["type"]["const"] for r in refs}
+    assert kinds == set(ACTION_FIELDS)
+
+
+def test_problems_are_reported() -> None:
+    """The session check itself: a wrong message and an unknown type are both caught."""
+    assert problems_in([{"type": "pong"}]) == []
+    assert problems_in([{"type": "pong", "extra": 1}])
+    assert problems_in([{"type": "nonsense"}])
+
+
+# -- the OpenAPI document -----------------------------------------------------------
+
+
+def app_routes() -> dict[str, set[str]]:
+    """Path -> HTTP methods of every HTTP route the app serves (static files aside)."""
+    routes: dict[str, set[str]] = {}
+    for route in create_app(Settings()).routes:
+        if isinstance(route, Route):
+            methods = {m.lower() for m in route.methods or ()} - {"head"}
+            routes.setdefault(route.path, set()).update(methods)
+        else:
+            assert isinstance(route, Mount | WebSocketRoute), route
+    return routes
+
+
+def test_every_route_is_documented() -> None:
+    documented = {path: set(ops) - {"parameters"} for path, ops in OPENAPI["paths"].items()}
+    assert app_routes() == documented
+
+
+def check_http(method: str, path: str, status: int, body: Any) -> None:
+    """The answer must be one the document lists for this path, method and status."""
+    operation = OPENAPI["paths"][path][method]
+    assert str(status) in operation["responses"], (path, method, status, body)
+    pointer = f"/paths/{path.replace('/', '~1')}/{method}/responses/{status}/content/application~1json/schema"
+    errors = [e.message for e in openapi_validator(pointer).iter_errors(body)]
+    assert not errors, (path, status, errors)
+
+
+async def test_http_answers_follow_openapi(server: str) -> None:
+    from tests.support import Client
+
+    async def call(method: str, template: str, url: str, payload: Any = None, token: str | None = None) -> Any:
+        status, body = await ahttp(method, server + url, payload, token)
+        check_http(method.lower(), template, status, body)
+        return body
+
+    await call("GET", "/health", "/health")
+    player = await call("POST", "/api/players", "/api/players", {"name": "Contract"})
+    await call("POST", "/api/players", "/api/players", {"name": ""})
+    await call("PATCH", "/api/players/me", "/api/players/me", {"name": "Renamed"}, player["token"])
+    await call("PATCH", "/api/players/me", "/api/players/me", {"name": "x"}, "st_wrong")
+    await call("GET", "/api/players/{player_id}", f"/api/players/{player['id']}")
+    await call("GET", "/api/players/{player_id}", "/api/players/p_missing")
+    client = await Client.connect(server, player["token"])
+    game = (await client.request("new_game", code="SH1-C4-AAAAAJ2"))["game"]
+    gid = game["id"]
+    await call("GET", "/api/games/{game_id}", f"/api/games/{gid}")
+    await call("GET", "/api/games/{game_id}", "/api/games/g_missing")
+    await call("GET", "/api/games/{game_id}/actions", f"/api/games/{gid}/actions")
+    await client.act(gid, 0, type="tap", at="col:1")
+    await client.request("resign", game_id=gid)
+    log = await call("GET", "/api/games/{game_id}/actions", f"/api/games/{gid}/actions")
+    assert log["final"]["result"] == "resigned"
+    for name in ("asyncapi.json", "openapi.json"):
+        served = await call("GET", "/api/schema/{name}", f"/api/schema/{name}")
+        assert served == json.loads((ROOT / "server" / "schema" / name).read_text(encoding="utf-8"))
+    await call("GET", "/api/schema/{name}", "/api/schema/other.json")
+    await client.close()
+
+
+@pytest.mark.parametrize("direction", ["publish", "subscribe"])
+def test_messages_have_summaries(direction: str) -> None:
+    for name in message_names(direction):
+        assert ASYNCAPI["components"]["messages"][name]["summary"]
