@@ -31,7 +31,7 @@ def load(name: str) -> dict[str, Any]:
 
 
 @cache
-def registry() -> Registry:  # type: ignore[type-arg]
+def registry() -> Registry:
     """Both documents under their served URLs, so openapi.json's refs into asyncapi.json resolve."""
     asyncapi = Resource.from_contents(load("asyncapi.json"), default_specification=DRAFT7)
     openapi = Resource.from_contents(load("openapi.json"), default_specification=DRAFT202012)

@@ -30,7 +30,7 @@ from tests.contract import (
     problems_in,
     registry,
 )
-from tests.support import ahttp, new_player
+from tests.support import Client, ahttp
 
 ROOT = Path(__file__).resolve().parent.parent
 ASYNCAPI = load("asyncapi.json")
@@ -175,9 +175,9 @@ def check_http(method: str, path: str, status: int, body: Any) -> None:
 
 
 async def test_http_answers_follow_openapi(server: str) -> None:
-    from tests.support import Client
-
-    async def call(method: str, template: str, url: str, payload: Any = None, token: str | None = None) -> Any:
+    async def call(
+        method: str, template: str, url: str, payload: Any = None, token: str | None = None
+    ) -> Any:
         status, body = await ahttp(method, server + url, payload, token)
         check_http(method.lower(), template, status, body)
         return body
