@@ -124,8 +124,11 @@ class Game:
         text = json.dumps(body, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
-    def view(self) -> dict[str, Any]:
-        """The public state a client draws: board, information bar data, hints, status."""
+    def view(self, fingerprint: str | None = None) -> dict[str, Any]:
+        """The public state a client draws: board, information bar data, hints, status.
+
+        Pass ``fingerprint`` when it is already known, to skip hashing twice.
+        """
         return {
             "code": str(self.code),
             "game": self.code.game,
@@ -139,5 +142,5 @@ class Game:
             "progress_total": self.rules.progress_total,
             "board": self.rules.view(self.state),
             "hints": self.rules.hints(self.state),
-            "fingerprint": self.fingerprint(),
+            "fingerprint": fingerprint or self.fingerprint(),
         }

@@ -9,6 +9,7 @@ on one game are serialized and no move is lost or applied twice.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -19,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession, async_sessionm
 
 from engine import Action, ActionFormatError, CodeError, Game, GameCode, IllegalAction
 from engine.game import Outcome
-from server.live import Hub
+from server.live import Encoded, Hub
 from server.protocol import ProtocolError
 from server.storage import queries
 from server.storage.models import GameRow
@@ -55,6 +56,8 @@ class LiveGame:
     last_action: Action | None = None
     evicted: bool = False
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    cached_fingerprint: str | None = None  # both caches are cleared whenever the game changes
+    cached_state: Encoded | None = None
 
     @property
     def status(self) -> str:
@@ -64,9 +67,23 @@ class LiveGame:
     def finished(self) -> bool:
         return self.result in FINAL_RESULTS
 
+    def fingerprint(self) -> str:
+        if self.cached_fingerprint is None:
+            self.cached_fingerprint = self.game.fingerprint()
+        return self.cached_fingerprint
+
+    def state_json(self) -> Encoded:
+        """The public state, serialized once per change for the result and every update."""
+        if self.cached_state is None:
+            self.cached_state = Encoded(json.dumps(self.state(), separators=(",", ":")))
+        return self.cached_state
+
+    def invalidate(self) -> None:
+        self.cached_fingerprint = self.cached_state = None
+
     def state(self) -> dict[str, Any]:
         """The public state: what the owner and every spectator see."""
-        view = self.game.view()
+        view = self.game.view(self.fingerprint())
         view["status"] = self.status
         view["elapsed_ms"] = self.elapsed_ms
         view["clock_running"] = self.game.seq > 0 and not self.finished
@@ -98,7 +115,7 @@ class LiveGame:
             "progress": g.progress,
             "undos": self.undos,
             "elapsed_ms": self.elapsed_ms,
-            "fingerprint": g.fingerprint(),
+            "fingerprint": self.fingerprint(),
             "last_action_ms": self.last_action_ms,
             "finished_ms": self.finished_ms,
         }
@@ -109,6 +126,7 @@ class LiveGame:
             self.elapsed_ms += min(max(0, now_ms - self.last_action_ms), IDLE_GAP_CAP_MS)
         self.last_action_ms = now_ms
         self.game = outcome.game
+        self.invalidate()
         self.last_action = outcome.action
         self.last_outcome = outcome_json(outcome)
         if outcome.action.kind == "undo":
@@ -241,6 +259,7 @@ class GameService:
             outcome = live.game.apply(Action.from_text(action_row.action))
             live.advance(outcome, action_row.at_ms)
         live.result, live.finished_ms = row.result, row.finished_ms
+        live.invalidate()
         return live
 
     def _remember(self, live: LiveGame) -> None:
@@ -335,6 +354,7 @@ class GameService:
             extras = self._finish_extras(candidate)
             await self.writer.submit(Write(None, candidate.row_values(), extras))
             live.result, live.finished_ms = candidate.result, candidate.finished_ms
+            live.invalidate()
         finally:
             live.lock.release()
         self.hub.publish(
@@ -354,7 +374,7 @@ class GameService:
             "action": action.to_json(),
             "duplicate": duplicate,
             "outcome": outcome,
-            "state": live.state(),
+            "state": live.state_json(),
         }
 
     def _publish(
@@ -368,7 +388,7 @@ class GameService:
                 "seq": seq,
                 "action": action.to_json(),
                 "outcome": outcome,
-                "state": live.state(),
+                "state": live.state_json(),
             }
             self.hub.publish(topic, message, skip=origin)
 

@@ -18,9 +18,25 @@ class Subscriber(Protocol):
         """Queue an already-serialized frame for sending."""
 
 
+class Encoded(str):
+    """A JSON value already encoded: a game state shared by a result and its updates."""
+
+    __slots__ = ()
+
+
 def encode(message: dict[str, Any]) -> str:
-    """The one JSON encoding every frame uses (compact, UTF-8 safe)."""
-    return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+    """The one JSON encoding every frame uses (compact, UTF-8 safe).
+
+    A top-level ``Encoded`` value is spliced in as is, so a state serialized
+    once serves the player's result and every watcher's update.
+    """
+    encoded = {k: v for k, v in message.items() if isinstance(v, Encoded)}
+    if not encoded:
+        return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+    rest = {k: v for k, v in message.items() if k not in encoded}
+    head = json.dumps(rest, separators=(",", ":"), ensure_ascii=False)[:-1]
+    tail = "".join(f',"{k}":{v}' for k, v in encoded.items())
+    return f"{head}{tail}}}" if rest else "{" + tail[1:] + "}"
 
 
 class Hub:
@@ -45,7 +61,7 @@ class Hub:
     def publish(self, topic: str, message: dict[str, Any], skip: Subscriber | None = None) -> int:
         """Send to every subscriber of a topic except ``skip``; returns how many got it."""
         subscribers = self._topics.get(topic)
-        if not subscribers:
+        if not subscribers or (len(subscribers) == 1 and skip in subscribers):
             return 0
         frame = encode(message)
         sent = 0
