@@ -1,0 +1,368 @@
+"""The WebSocket client: requests with ids, pushed messages, reconnect and resume.
+
+One background task reads the socket and routes each message: a reply to
+the request waiting on its id, an ``update`` or ``game`` push to the game's
+handle, anything else to the listeners. When the connection drops, requests
+that are safe to repeat wait while the client reconnects with backoff,
+authenticates again, re-opens every game it holds, and then resend the same
+message. An ``act`` keeps its seq, so the server either applies it (it never
+arrived) or answers it as a duplicate (it did): nothing is applied twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import logging
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+import websockets
+from websockets.asyncio.client import ClientConnection
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.protocol import State as SocketState
+
+from client.errors import AuthError, ConnectionLostError, GameOverError, error_from
+from client.game import ActionLike, GameHandle, to_action
+from client.http import DEFAULT_SERVER, HttpApi, websocket_url
+from client.models import Credentials, Player, Result
+
+log = logging.getLogger(__name__)
+PROTOCOL_VERSION = 1
+# Requests whose repetition is harmless, so they are resent after a reconnect.
+RESENDABLE = frozenset(
+    {
+        "ping",
+        "open_game",
+        "act",
+        "resign",
+        "watch",
+        "unwatch",
+        "subscribe_leaderboard",
+        "unsubscribe_leaderboard",
+        "race_watch",
+    }
+)
+Listener = Callable[[dict[str, Any]], None]
+
+
+class _Dropped(Exception):
+    """The connection a request was sent on went away before its reply came."""
+
+
+class _Bucket:
+    """Client-side pacing below the server's announced rate, so requests are never refused."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate, self.burst, self.tokens, self.last = rate, burst, burst, time.monotonic()
+
+    async def take(self) -> None:
+        while True:
+            now = time.monotonic()
+            self.tokens = min(self.burst, self.tokens + (now - self.last) * self.rate)
+            self.last = now
+            if self.tokens >= 1:
+                self.tokens -= 1
+                return
+            await asyncio.sleep((1 - self.tokens) / self.rate)
+
+
+class SolitaireClient:
+    """An async client for one player (or an anonymous spectator) on one server.
+
+    Use it as ``async with SolitaireClient(server, token) as client:``. Every
+    method raises a :class:`~client.errors.SolitaireError` subclass for an
+    error answer, and :class:`~client.errors.ConnectionLostError` when the
+    connection cannot be resumed.
+    """
+
+    def __init__(
+        self,
+        server: str = DEFAULT_SERVER,
+        token: str | None = None,
+        *,
+        reconnect: bool = True,
+        retries: int = 6,
+        timeout: float = 15.0,
+        trace: Listener | None = None,
+        protocol: int = PROTOCOL_VERSION,
+    ) -> None:
+        self.http = HttpApi(server, token, timeout)
+        self.server = self.http.base
+        self.token = token
+        self.reconnect = reconnect
+        self.retries = retries
+        self.timeout = timeout
+        self.protocol = protocol
+        self.trace = trace  # sees every message received, replies included
+        self.hello: dict[str, Any] = {}
+        self.player: Player | None = None
+        self.connects = 0  # successful connections so far; > 1 means it reconnected
+        self.bye_reason: str | None = None
+        self.games: dict[str, GameHandle] = {}
+        self.pushes: list[Listener] = []  # called with every pushed message
+        self._ws: ClientConnection | None = None
+        self._pending: dict[Any, tuple[ClientConnection, asyncio.Future[dict[str, Any]]]] = {}
+        self._ids = itertools.count(1)
+        self._connecting = asyncio.Lock()
+        self._bucket = _Bucket(40, 50)
+        self._readers: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    # -- life cycle ------------------------------------------------------------------
+
+    async def __aenter__(self) -> SolitaireClient:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def connect(self) -> Player | None:
+        """Connect and authenticate (anonymous without a token); returns the player."""
+        await self._connection()
+        return self.player
+
+    async def close(self) -> None:
+        self._closed = True
+        ws, self._ws = self._ws, None
+        if ws is not None:
+            await ws.close()
+        for task in list(self._readers):
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    @property
+    def connected(self) -> bool:
+        return self._ws is not None and self._ws.state is SocketState.OPEN
+
+    @staticmethod
+    async def create_player(server: str = DEFAULT_SERVER, name: str | None = None) -> Credentials:
+        """A new player over HTTP; the token is the player's identity, shown only once."""
+        return await HttpApi(server).create_player(name)
+
+    # -- requests ---------------------------------------------------------------------
+
+    async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
+        """Send one request and return its reply; an ``error`` reply is raised as its class."""
+        message = {"type": kind, "id": next(self._ids), **fields}
+        drops = 0
+        while True:
+            ws = await self._connection()
+            try:
+                reply = await self._exchange(ws, message)
+            except _Dropped:
+                drops += 1
+                if self._closed or not self.reconnect or kind not in RESENDABLE or drops > self.retries:
+                    raise ConnectionLostError(f"the connection dropped during {kind}") from None
+                continue
+            if reply.get("type") == "error":
+                raise error_from(reply)
+            return reply
+
+    async def ping(self) -> float:
+        """Round-trip time in seconds."""
+        start = time.monotonic()
+        await self.request("ping")
+        return time.monotonic() - start
+
+    async def new_game(
+        self,
+        code: str | None = None,
+        *,
+        game: str | None = None,
+        variant: str | None = None,
+        daily: str | None = None,
+    ) -> GameHandle:
+        """Start a game from a code, a game and variant (random deal) or a daily family (``SH1-C2``)."""
+        fields = {"code": code, "game": game, "variant": variant, "daily": daily}
+        reply = await self.request("new_game", **{k: v for k, v in fields.items() if v is not None})
+        return self._track(reply)
+
+    async def open_game(self, game_id: str) -> GameHandle:
+        """Reopen a game by id: full control for its owner, the spectator view for anyone else."""
+        return self._track(await self.request("open_game", game_id=game_id))
+
+    async def watch(self, game_id: str) -> GameHandle:
+        """Spectate a game; its handle then follows every accepted action."""
+        return self._track(await self.request("watch", game_id=game_id))
+
+    async def unwatch(self, game_id: str) -> None:
+        self.games.pop(game_id, None)
+        await self.request("unwatch", game_id=game_id)
+
+    async def act(self, game_id: str, seq: int, action: ActionLike) -> Result:
+        """One action with an explicit seq (handles track the seq for you)."""
+        payload = to_action(action).to_json()
+        reply = await self.request("act", game_id=game_id, seq=seq, action=payload)
+        result = Result.from_json(reply)
+        handle = self.games.get(game_id)
+        if handle is not None:
+            handle.last_result = result
+            handle._set_state(result.state)
+        return result
+
+    async def resign(self, game_id: str) -> GameHandle:
+        """Resign; repeating it (say, after a reconnect) is harmless."""
+        try:
+            return self._track(await self.request("resign", game_id=game_id))
+        except GameOverError:
+            handle = await self.open_game(game_id)
+            if handle.info.result != "resigned":
+                raise
+            return handle
+
+    def _track(self, reply: dict[str, Any]) -> GameHandle:
+        game_id = reply["game"]["id"]
+        handle = self.games.get(game_id)
+        if handle is None:
+            handle = self.games[game_id] = GameHandle(self, reply)
+        else:
+            handle.take_game(reply, reply["role"])
+        return handle
+
+    # -- the connection ------------------------------------------------------------------
+
+    async def _connection(self) -> ClientConnection:
+        """The open connection, reconnecting (with backoff) and resuming when needed."""
+        if self.connected and self._ws is not None:
+            return self._ws
+        if self._closed:
+            raise ConnectionLostError("the client is closed")
+        async with self._connecting:
+            if self.connected and self._ws is not None:
+                return self._ws
+            return await self._reconnect()
+
+    async def _reconnect(self) -> ClientConnection:
+        delay, problem = 0.1, "not tried"
+        for attempt in range(self.retries + 1):
+            if attempt:
+                await asyncio.sleep(delay * (0.5 + random.random()))
+                delay = min(delay * 2, 5.0)
+            try:
+                return await self._open()
+            except AuthError:
+                raise
+            except (OSError, TimeoutError, ConnectionClosed, InvalidHandshake, _Dropped) as exc:
+                problem = f"{type(exc).__name__}: {exc}"
+            if self._closed or (self.connects and not self.reconnect):
+                break
+        raise ConnectionLostError(f"cannot connect to {self.server}: {problem}")
+
+    async def _open(self) -> ClientConnection:
+        try:
+            ws = await websockets.connect(
+                websocket_url(self.server), compression=None, max_size=2**22, open_timeout=self.timeout
+            )
+        except InvalidURI as exc:
+            raise ConnectionLostError(str(exc)) from None
+        try:
+            await self._handshake(ws)
+            reader = asyncio.get_running_loop().create_task(self._read(ws))
+            self._readers.add(reader)
+            reader.add_done_callback(self._readers.discard)
+            self._ws = ws
+            await self._resume(ws)
+        except BaseException:
+            self._ws = None
+            await ws.close()
+            raise
+        self.connects += 1
+        return ws
+
+    async def _handshake(self, ws: ClientConnection) -> None:
+        """hello, then auth; an error answer raises AuthError (the server closes the socket)."""
+        self.hello = await self._receive(ws)
+        limits = self.hello.get("limits", {})
+        rate = float(limits.get("rate_per_s", 50))
+        self._bucket = _Bucket(rate * 0.8, max(1.0, float(limits.get("burst", 100)) / 2))
+        auth: dict[str, Any] = {"type": "auth", "id": next(self._ids), "protocol": self.protocol}
+        if self.token:
+            auth["token"] = self.token
+        await ws.send(json.dumps(auth))
+        welcome = await self._receive(ws)
+        if welcome.get("type") == "error":
+            raise error_from(welcome)
+        player = welcome.get("player")
+        self.player = Player.from_json(player) if player else None
+
+    async def _receive(self, ws: ClientConnection) -> dict[str, Any]:
+        raw = await asyncio.wait_for(ws.recv(), self.timeout)
+        message: dict[str, Any] = json.loads(raw)
+        if self.trace is not None:
+            self.trace(message)
+        return message
+
+    async def _resume(self, ws: ClientConnection) -> None:
+        """Re-open every held game on a new connection, which also renews its subscription."""
+        for game_id, handle in list(self.games.items()):
+            kind = "open_game" if handle.is_owner else "watch"
+            reply = await self._exchange(ws, {"type": kind, "id": next(self._ids), "game_id": game_id})
+            if reply.get("type") == "game":
+                handle.take_game(reply, reply["role"])
+            else:
+                log.warning("could not resume %s: %s", game_id, reply.get("message"))
+                self.games.pop(game_id, None)
+
+    async def _exchange(self, ws: ClientConnection, message: dict[str, Any]) -> dict[str, Any]:
+        """Send on this connection and wait for the reply with the same id."""
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        rid = message["id"]
+        self._pending[rid] = (ws, future)
+        try:
+            await self._bucket.take()
+            try:
+                await ws.send(json.dumps(message))
+                return await asyncio.wait_for(future, self.timeout)
+            except ConnectionClosed:
+                raise _Dropped() from None
+            except TimeoutError:  # a silent connection: treat it as dropped and start over
+                await ws.close()
+                raise _Dropped() from None
+        finally:
+            self._pending.pop(rid, None)
+
+    async def _read(self, ws: ClientConnection) -> None:
+        try:
+            async for raw in ws:
+                message = json.loads(raw)
+                if self.trace is not None:
+                    self.trace(message)
+                self._dispatch(ws, message)
+        except ConnectionClosed:
+            pass
+        finally:
+            if self._ws is ws:
+                self._ws = None
+            for owner, future in list(self._pending.values()):
+                if owner is ws and not future.done():
+                    future.set_exception(_Dropped())
+
+    def _dispatch(self, ws: ClientConnection, message: dict[str, Any]) -> None:
+        entry = self._pending.get(message.get("id"))
+        if entry is not None and entry[0] is ws and not entry[1].done():
+            entry[1].set_result(message)
+            return
+        kind = message.get("type")
+        handle = self.games.get(str(message.get("game_id") or message.get("game", {}).get("id")))
+        if kind == "update" and handle is not None:
+            handle.take_update(message)
+        elif kind == "game" and handle is not None:
+            handle.take_game(message)
+        elif kind == "bye":
+            self.bye_reason = message.get("reason")
+        elif kind == "error" and message.get("code") == "rate_limited":
+            self._refuse_oldest(ws, message)
+        for listener in list(self.pushes):
+            listener(message)
+
+    def _refuse_oldest(self, ws: ClientConnection, message: dict[str, Any]) -> None:
+        """An id-less rate_limited error answers the oldest request still waiting."""
+        waiting = [(rid, f) for rid, (owner, f) in self._pending.items() if owner is ws and not f.done()]
+        if waiting:
+            min(waiting, key=lambda item: int(item[0]))[1].set_result(message)

@@ -1,0 +1,111 @@
+"""The HTTP JSON API, on the standard library (urllib in a worker thread).
+
+No extra dependency: a client needs HTTP only for a few calls (creating a
+player, finished games, leaderboards), none of them on a hot path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any
+
+from client.errors import ConnectionLostError, SolitaireError, error_from
+from client.models import Credentials, GameInfo, GameState, Player
+
+DEFAULT_SERVER = "http://127.0.0.1:8000"
+
+
+def normalize_server(url: str) -> str:
+    """``host:port`` or a ws:// URL also work; the result is an http(s) base without a slash."""
+    url = url.strip().rstrip("/")
+    if "://" not in url:
+        url = "http://" + url
+    scheme, rest = url.split("://", 1)
+    scheme = {"ws": "http", "wss": "https"}.get(scheme, scheme)
+    return f"{scheme}://{rest.removesuffix('/ws')}"
+
+
+def websocket_url(server: str) -> str:
+    base = normalize_server(server)
+    return base.replace("http", "ws", 1) + "/ws"
+
+
+class HttpApi:
+    """Blocking-free access to the HTTP API; errors become the same typed exceptions."""
+
+    def __init__(self, server: str = DEFAULT_SERVER, token: str | None = None, timeout: float = 15.0):
+        self.base = normalize_server(server)
+        self.token = token
+        self.timeout = timeout
+
+    async def call(self, method: str, path: str, body: Any = None, auth: bool = False) -> Any:
+        return await asyncio.to_thread(self._call, method, path, body, auth)
+
+    def _call(self, method: str, path: str, body: Any, auth: bool) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.base + path, data=data, method=method)
+        request.add_header("Content-Type", "application/json")
+        request.add_header("Accept", "application/json")
+        if auth and self.token:
+            request.add_header("Authorization", f"Bearer {self.token}")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                return json.loads(response.read() or b"null")
+        except urllib.error.HTTPError as exc:
+            raise _http_error(exc) from None
+        except (urllib.error.URLError, OSError) as exc:
+            raise ConnectionLostError(f"cannot reach {self.base}: {exc}") from None
+
+    # -- players ---------------------------------------------------------------
+
+    async def create_player(self, name: str | None = None) -> Credentials:
+        body = await self.call("POST", "/api/players", {"name": name} if name else {})
+        return Credentials(body["id"], body["name"], body["token"])
+
+    async def rename(self, name: str) -> Player:
+        return Player.from_json(await self.call("PATCH", "/api/players/me", {"name": name}, auth=True))
+
+    async def player(self, player_id: str) -> dict[str, Any]:
+        result: dict[str, Any] = await self.call("GET", f"/api/players/{quote(player_id)}")
+        return result
+
+    # -- games -------------------------------------------------------------------
+
+    async def game(self, game_id: str) -> tuple[GameInfo, GameState]:
+        body = await self.call("GET", f"/api/games/{quote(game_id)}")
+        return GameInfo.from_json(body["game"]), GameState.from_json(body["state"])
+
+    async def game_actions(self, game_id: str) -> dict[str, Any]:
+        """A finished game's log: ``code``, ``actions`` (text form) and the ``final`` summary."""
+        result: dict[str, Any] = await self.call("GET", f"/api/games/{quote(game_id)}/actions")
+        return result
+
+    # -- the rest ----------------------------------------------------------------
+
+    async def health(self) -> dict[str, Any]:
+        result: dict[str, Any] = await self.call("GET", "/health")
+        return result
+
+    async def schema(self, name: str = "asyncapi.json") -> dict[str, Any]:
+        result: dict[str, Any] = await self.call("GET", f"/api/schema/{quote(name)}")
+        return result
+
+
+def quote(part: str) -> str:
+    return urllib.parse.quote(part, safe="")
+
+
+def _http_error(exc: urllib.error.HTTPError) -> SolitaireError:
+    try:
+        body = json.loads(exc.read() or b"null")
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        return error_from(body["error"], exc.code)
+    if isinstance(body, dict) and "status" in body:  # /health's 503 body
+        return error_from({"code": "internal", "message": str(body)}, exc.code)
+    return error_from({"code": "internal", "message": f"HTTP {exc.code} {exc.reason}"}, exc.code)
