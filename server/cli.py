@@ -136,6 +136,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("uvicorn.error").addFilter(_PrintURL())
+    logging.getLogger("alembic").setLevel(logging.WARNING)
     try:
         asyncio.run(serve(settings, args.log_level))
     except KeyboardInterrupt:
