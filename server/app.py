@@ -16,7 +16,7 @@ from starlette.staticfiles import StaticFiles
 
 from engine import GameCode, random_code
 from engine.codes import VARIANTS
-from server import http_api
+from server import competition, http_api
 from server.config import Settings
 from server.games import Clock, GameService, LiveGame, parse_code_or_error, wall_clock_ms
 from server.live import Hub
@@ -30,6 +30,8 @@ STATIC_DIR = Path(__file__).resolve().parent / "static"
 
 # Hooks that resolve how a new game starts (daily challenges plug in here).
 GameStarter = Callable[["Services", str, str, dict[str, Any]], Awaitable[LiveGame]]
+# How a game on a known code starts (competition: daily attempts ranked once, stuck games counted).
+CodeStarter = Callable[["Services", str, str, GameCode], Awaitable[LiveGame]]
 
 
 @dataclass
@@ -46,6 +48,7 @@ class Services:
     connections: set[Connection] = field(default_factory=set)
     extras: dict[str, Any] = field(default_factory=dict)
     daily_starter: GameStarter | None = None
+    code_starter: CodeStarter | None = None
 
     async def start_game(self, player_id: str, name: str, fields: dict[str, Any]) -> LiveGame:
         """Start a game from a code, from a game and variant, or as today's daily."""
@@ -54,6 +57,8 @@ class Services:
                 raise ProtocolError("not_found", "daily challenges are not available")
             return await self.daily_starter(self, player_id, name, fields)
         code = self.code_from_fields(fields)
+        if self.code_starter is not None:
+            return await self.code_starter(self, player_id, name, code)
         return await self.games.create(player_id, name, code)
 
     @staticmethod
@@ -116,3 +121,5 @@ def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -
 # Other modules (competition, races) register start-up and shut-down work here.
 SETUP_HOOKS: list[Callable[[Services], Awaitable[None]]] = []
 TEARDOWN_HOOKS: list[Callable[[Services], Awaitable[None]]] = []
+SETUP_HOOKS.append(competition.setup)
+TEARDOWN_HOOKS.append(competition.teardown)

@@ -83,7 +83,7 @@ REQUESTS: dict[str, dict[str, Field]] = {
     "resign": {"game_id": _ID},
     "watch": {"game_id": _ID},
     "unwatch": {"game_id": _ID},
-    "subscribe_leaderboard": {"code": _CODE},
+    "subscribe_leaderboard": {"code": _CODE, "limit": Field(int, False)},
     "unsubscribe_leaderboard": {"code": _CODE},
     "race_open": {
         "code": Field(str, False, 32),

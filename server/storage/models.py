@@ -15,6 +15,7 @@ from sqlalchemy import (
     Integer,
     MetaData,
     String,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -61,7 +62,25 @@ class GameRow(Base):
     ranked: Mapped[bool] = mapped_column(Boolean, default=True)
     race_id: Mapped[str | None] = mapped_column(String(16), index=True)
 
-    __table_args__ = (Index("ix_games_player_code", "player_id", "code"),)
+    __table_args__ = (
+        Index("ix_games_player_code", "player_id", "code"),
+        # Migration 0002: one ranked attempt per player per daily code, enforced by the database.
+        Index(
+            "uq_games_daily_ranked",
+            "player_id",
+            "code",
+            unique=True,
+            sqlite_where=text("daily_day IS NOT NULL AND ranked"),
+            postgresql_where=text("daily_day IS NOT NULL AND ranked"),
+        ),
+        # Migration 0002: the day-end sweep finds open ranked daily attempts without a scan.
+        Index(
+            "ix_games_open_daily",
+            "daily_day",
+            sqlite_where=text("daily_day IS NOT NULL AND ranked AND result IS NULL"),
+            postgresql_where=text("daily_day IS NOT NULL AND ranked AND result IS NULL"),
+        ),
+    )
 
 
 class ActionRow(Base):
