@@ -26,6 +26,7 @@ from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from websockets.protocol import State as SocketState
 
+from client.competition import LeaderboardFeed, RaceHandle
 from client.errors import AuthError, ConnectionLostError, GameOverError, error_from
 from client.game import ActionLike, GameHandle, to_action
 from client.http import DEFAULT_SERVER, HttpApi, websocket_url
@@ -45,6 +46,7 @@ RESENDABLE = frozenset(
         "subscribe_leaderboard",
         "unsubscribe_leaderboard",
         "race_watch",
+        "race_join",
     }
 )
 Listener = Callable[[dict[str, Any]], None]
@@ -104,6 +106,8 @@ class SolitaireClient:
         self.connects = 0  # successful connections so far; > 1 means it reconnected
         self.bye_reason: str | None = None
         self.games: dict[str, GameHandle] = {}
+        self.leaderboards: dict[str, LeaderboardFeed] = {}
+        self.races: dict[str, RaceHandle] = {}
         self.pushes: list[Listener] = []  # called with every pushed message
         self._ws: ClientConnection | None = None
         self._pending: dict[Any, tuple[ClientConnection, asyncio.Future[dict[str, Any]]]] = {}
@@ -216,6 +220,69 @@ class SolitaireClient:
                 raise
             return handle
 
+    # -- leaderboards, dailies and races ------------------------------------------------
+
+    async def subscribe_leaderboard(self, code: str, limit: int | None = None) -> LeaderboardFeed:
+        """The code's top entries now, then a pushed ``leaderboard_update`` for every change."""
+        fields: dict[str, Any] = {"code": code} if limit is None else {"code": code, "limit": limit}
+        reply = await self.request("subscribe_leaderboard", **fields)
+        feed = self.leaderboards.get(reply["code"])
+        if feed is None:
+            feed = self.leaderboards[reply["code"]] = LeaderboardFeed(reply)
+        else:
+            feed.take_snapshot(reply)
+        return feed
+
+    async def unsubscribe_leaderboard(self, code: str) -> None:
+        reply = await self.request("unsubscribe_leaderboard", code=code)
+        self.leaderboards.pop(reply.get("code", code), None)
+
+    async def daily(self, day: str | None = None) -> dict[str, Any]:
+        """Today's (or a past day's) codes per family, over HTTP."""
+        return await self.http.daily(day)
+
+    async def new_daily(self, family: str) -> GameHandle:
+        """Start today's challenge of a family (``HH1-N``, ``SH1-C4``, ``SH1-C2``, ``SH1-C1``)."""
+        return await self.new_game(daily=family)
+
+    async def race_open(
+        self, code: str | None = None, *, game: str | None = None, variant: str | None = None
+    ) -> RaceHandle:
+        """Open a race on a code (or a random deal of a game and variant); others join by its id."""
+        fields = {"code": code, "game": game, "variant": variant}
+        reply = await self.request("race_open", **{k: v for k, v in fields.items() if v is not None})
+        return self._track_race(reply)
+
+    async def race_join(self, race_id: str) -> RaceHandle:
+        """Join a race (or come back to it after a reconnect)."""
+        return self._track_race(await self.request("race_join", race_id=race_id))
+
+    async def race_watch(self, race_id: str) -> RaceHandle:
+        return self._track_race(await self.request("race_watch", race_id=race_id))
+
+    async def race_start(self, race_id: str, countdown_s: int | None = None) -> RaceHandle:
+        """Start a race you opened, after ``countdown_s`` seconds."""
+        fields = {} if countdown_s is None else {"countdown_s": countdown_s}
+        return self._track_race(await self.request("race_start", race_id=race_id, **fields))
+
+    async def race_leave(self, race_id: str) -> None:
+        """Stop following a race; a racer leaves it (or resigns, once it runs)."""
+        await self.request("race_leave", race_id=race_id)
+        self.races.pop(race_id, None)
+
+    def adopt_game(self, message: dict[str, Any]) -> GameHandle:
+        """Hold a game this player was given (a race's ``race_started``) like one it opened."""
+        return self._track({"game": message["game"], "state": message["state"], "role": "owner"})
+
+    def _track_race(self, reply: dict[str, Any]) -> RaceHandle:
+        race_id = reply["race"]["id"]
+        handle = self.races.get(race_id)
+        if handle is None:
+            handle = self.races[race_id] = RaceHandle(self, reply)
+        else:
+            handle.take_reply(reply)
+        return handle
+
     def _track(self, reply: dict[str, Any]) -> GameHandle:
         game_id = reply["game"]["id"]
         handle = self.games.get(game_id)
@@ -308,6 +375,21 @@ class SolitaireClient:
             else:
                 log.warning("could not resume %s: %s", game_id, reply.get("message"))
                 self.games.pop(game_id, None)
+        await self._resubscribe(ws)
+
+    async def _resubscribe(self, ws: ClientConnection) -> None:
+        """Follow the same leaderboards and races again on a new connection."""
+        for code, feed in list(self.leaderboards.items()):
+            reply = await self._exchange(
+                ws, {"type": "subscribe_leaderboard", "id": next(self._ids), "code": code}
+            )
+            if reply.get("type") == "leaderboard":
+                feed.take_snapshot(reply)
+        for race_id, race in list(self.races.items()):
+            kind = "race_watch" if race.role == "spectator" else "race_join"
+            reply = await self._exchange(ws, {"type": kind, "id": next(self._ids), "race_id": race_id})
+            if reply.get("type") == "race":
+                race.take_reply(reply)
 
     async def _exchange(self, ws: ClientConnection, message: dict[str, Any]) -> dict[str, Any]:
         """Send on this connection and wait for the reply with the same id."""
@@ -354,6 +436,12 @@ class SolitaireClient:
             handle.take_update(message)
         elif kind == "game" and handle is not None:
             handle.take_game(message)
+        elif kind == "leaderboard_update" and message.get("code") in self.leaderboards:
+            self.leaderboards[message["code"]].take_update(message)
+        elif kind in ("race_update", "race_progress", "race_started"):
+            race = self.races.get(str(message.get("race_id") or message.get("race", {}).get("id")))
+            if race is not None:
+                race.take_push(message)
         elif kind == "bye":
             self.bye_reason = message.get("reason")
         elif kind == "error" and message.get("code") == "rate_limited":

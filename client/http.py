@@ -84,6 +84,31 @@ class HttpApi:
         result: dict[str, Any] = await self.call("GET", f"/api/games/{quote(game_id)}/actions")
         return result
 
+    async def verify(self, game_id: str) -> dict[str, Any]:
+        """The server's own replay check of a finished game (and of its leaderboard entry)."""
+        result: dict[str, Any] = await self.call("GET", f"/api/games/{quote(game_id)}/verify")
+        return result
+
+    # -- competing -----------------------------------------------------------------
+
+    async def daily(self, day: str | None = None) -> dict[str, Any]:
+        """``codes`` per family for today (or ``day``, YYYY-MM-DD), with ``ends_at`` for the reset."""
+        result: dict[str, Any] = await self.call("GET", "/api/daily" + (f"/{quote(day)}" if day else ""))
+        return result
+
+    async def leaderboard(self, code: str, limit: int = 50, cursor: str | None = None) -> dict[str, Any]:
+        """A page of a code's board: ``entries`` and ``next_cursor`` for the next page."""
+        query = {"limit": str(limit), **({"cursor": cursor} if cursor else {})}
+        path = f"/api/leaderboards/{quote(code)}?{urllib.parse.urlencode(query)}"
+        result: dict[str, Any] = await self.call("GET", path)
+        return result
+
+    async def rank(self, code: str, player_id: str, radius: int = 5) -> dict[str, Any]:
+        """A player's entry and ``rank`` with ``radius`` entries either side."""
+        path = f"/api/leaderboards/{quote(code)}/players/{quote(player_id)}?radius={radius}"
+        result: dict[str, Any] = await self.call("GET", path)
+        return result
+
     # -- the rest ----------------------------------------------------------------
 
     async def health(self) -> dict[str, Any]:
