@@ -1,0 +1,68 @@
+// Card text ("TH" = ten of hearts) to names, symbols and DOM elements.
+
+const RANK_NAMES = { A: "Ace", T: "10", J: "Jack", Q: "Queen", K: "King" };
+const RANK_SHORT = { T: "10" };
+export const SUITS = {
+  S: { name: "spades", symbol: "♠", color: "black" },
+  H: { name: "hearts", symbol: "♥", color: "red" },
+  D: { name: "diamonds", symbol: "♦", color: "red" },
+  C: { name: "clubs", symbol: "♣", color: "black" },
+};
+export const RANK_ORDER = "A23456789TJQK";
+
+export function rankOf(card) {
+  return card[0];
+}
+
+export function suitOf(card) {
+  return card[1];
+}
+
+export function rankValue(card) {
+  return RANK_ORDER.indexOf(card[0]) + 1;
+}
+
+export function cardName(card) {
+  const rank = RANK_NAMES[card[0]] || card[0];
+  return `${rank} of ${SUITS[card[1]].name}`;
+}
+
+export function rankText(card) {
+  return RANK_SHORT[card[0]] || card[0];
+}
+
+/** A card button. `key` keeps focus on the same place across re-renders. */
+export function makeCard(loc, key) {
+  const el = document.createElement("button");
+  el.type = "button";
+  el.className = "card";
+  el.dataset.loc = loc;
+  el.dataset.focusKey = key || loc;
+  el.innerHTML = '<span class="corner" aria-hidden="true"></span><span class="pip" aria-hidden="true"></span>' +
+    '<span class="corner low" aria-hidden="true"></span>';
+  return el;
+}
+
+/** Show a face (or nothing: `card` null) on a card element. */
+export function setFace(el, card) {
+  if (el.dataset.card === (card || "")) return;
+  el.dataset.card = card || "";
+  el.classList.toggle("empty", !card);
+  if (!card) {
+    for (const span of el.children) span.textContent = "";
+    delete el.dataset.suit;
+    delete el.dataset.color;
+    return;
+  }
+  const suit = SUITS[card[1]];
+  el.dataset.suit = card[1];
+  el.dataset.color = suit.color;
+  const corner = `${rankText(card)}${suit.symbol}`;
+  el.children[0].textContent = corner;
+  el.children[1].textContent = suit.symbol;
+  el.children[2].textContent = corner;
+}
+
+export function setBack(el, on) {
+  el.classList.toggle("back", on);
+}

@@ -1,0 +1,189 @@
+// The dialogs: new game, settings (with the display name), share, end of game, help.
+
+import { formatTime } from "./infobar.js";
+import { linkTo } from "./router.js";
+import { copyText, el } from "./ui.js";
+
+const CODE_RE = /^\s*[A-Za-z]{2}\d+-[A-Za-z0-9]+-[A-Za-z2-7]{7}\s*$/;
+
+function open(dialog) {
+  if (!dialog.open) dialog.showModal();
+}
+
+/** New game: resolves the chosen start fields through `onStart(fields)`. */
+export class NewGameDialog {
+  constructor({ onStart, dailies }) {
+    this.dialog = document.getElementById("dlg-new");
+    this.form = document.getElementById("form-new");
+    this.error = document.getElementById("new-error");
+    this.code = document.getElementById("new-code");
+    this.daily = document.getElementById("new-daily");
+    this.onStart = onStart;
+    this.dailies = dailies;
+    this.form.addEventListener("change", () => this.sync());
+    this.form.addEventListener("submit", (ev) => this.submit(ev));
+    this.code.addEventListener("input", () => {
+      this.error.textContent = "";
+    });
+  }
+
+  show({ game } = {}) {
+    if (game) this.form.elements.game.value = game;
+    this.error.textContent = "";
+    this.sync();
+    open(this.dialog);
+  }
+
+  choice() {
+    const game = this.form.elements.game.value;
+    const variant = game === "SH" ? this.form.elements.variant.value : "N";
+    return { game, variant };
+  }
+
+  sync() {
+    const { game, variant } = this.choice();
+    document.getElementById("new-level").disabled = game !== "SH";
+    const key = `${game}1-${variant}`;
+    const daily = this.dailies ? this.dailies(key) : null;
+    this.daily.hidden = !daily;
+    this.daily.textContent = daily ? `Today's daily (${daily.label || key})` : "Today's daily";
+  }
+
+  async submit(ev) {
+    const how = ev.submitter ? ev.submitter.value : "random";
+    if (how === "cancel") return;
+    ev.preventDefault();
+    const { game, variant } = this.choice();
+    let fields = { game, variant };
+    if (how === "code") {
+      if (!CODE_RE.test(this.code.value)) {
+        this.error.textContent = "Type a code such as HH1-N-AAAAAAM or SH1-C2-AAAAAJ2";
+        this.code.focus();
+        return;
+      }
+      fields = { code: this.code.value.trim().toUpperCase() };
+    } else if (how === "daily") {
+      fields = { daily: `${game}1-${variant}` };
+    }
+    try {
+      await this.onStart(fields);
+      this.dialog.close();
+    } catch (error) {
+      this.error.textContent = error.message || "That did not work";
+    }
+  }
+}
+
+export class SettingsDialog {
+  constructor({ settings, getName, onRename }) {
+    this.dialog = document.getElementById("dlg-settings");
+    this.form = document.getElementById("form-settings");
+    this.settings = settings;
+    this.getName = getName;
+    this.name = document.getElementById("player-name");
+    this.status = document.getElementById("name-status");
+    for (const box of this.form.querySelectorAll("input[type=checkbox]")) {
+      box.addEventListener("change", () => settings.set(box.name, box.checked));
+    }
+    const save = async () => {
+      const name = this.name.value.trim();
+      if (!name) {
+        this.status.textContent = "A name needs 1 to 32 characters";
+        return;
+      }
+      this.status.textContent = "Saving…";
+      try {
+        await onRename(name);
+        this.status.textContent = `Saved: you are ${name}`;
+      } catch (error) {
+        this.status.textContent = `Not saved: ${error.message}`;
+      }
+    };
+    document.getElementById("btn-rename").addEventListener("click", save);
+    this.name.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter") {
+        ev.preventDefault();
+        save();
+      }
+    });
+  }
+
+  show() {
+    for (const box of this.form.querySelectorAll("input[type=checkbox]")) box.checked = Boolean(this.settings.get(box.name));
+    this.name.value = this.getName() || "";
+    this.status.textContent = "";
+    open(this.dialog);
+  }
+}
+
+export class ShareDialog {
+  constructor() {
+    this.dialog = document.getElementById("dlg-share");
+    this.status = document.getElementById("share-status");
+    this.native = document.getElementById("btn-native-share");
+    this.dialog.addEventListener("click", async (ev) => {
+      const button = ev.target.closest("[data-copy]");
+      if (!button) return;
+      const input = document.getElementById(button.dataset.copy);
+      const ok = await copyText(input.value);
+      this.status.textContent = ok ? "Copied" : "Select the text and copy it";
+      input.select();
+    });
+    this.native.addEventListener("click", () => {
+      navigator.share({ title: "Solitaire", text: `Play ${this.code}`, url: this.dealLink }).catch(() => {});
+    });
+  }
+
+  show(code, gameId) {
+    this.code = code;
+    this.dealLink = linkTo("code", code);
+    document.getElementById("share-code").value = code;
+    document.getElementById("share-deal").value = this.dealLink;
+    document.getElementById("share-watch").value = gameId ? linkTo("game", gameId) : "";
+    this.native.hidden = !navigator.share;
+    this.status.textContent = "";
+    open(this.dialog);
+  }
+}
+
+/** The end of a game (won) or a dead end (stalemate, stuck). */
+export class EndDialog {
+  constructor({ onChoice }) {
+    this.dialog = document.getElementById("dlg-end");
+    this.dialog.addEventListener("close", () => onChoice(this.dialog.returnValue));
+  }
+
+  show({ state, kind, rankText, canBoard }) {
+    const won = kind === "won";
+    document.getElementById("dlg-end-title").textContent = won ? "You won!" : "No more possible moves";
+    document.getElementById("end-text").textContent = won
+      ? `All ${state.progress_total} cards cleared in ${state.code}.`
+      : kind === "stuck"
+        ? "No card can move any more. Undo a few moves or start a new game."
+        : "No free card has a partner left, in the heart, the stock or the waste. Undo or start a new game.";
+    const stats = document.getElementById("end-stats");
+    stats.replaceChildren(
+      ...[
+        ["Score", state.score],
+        ["Moves", state.moves],
+        ["Time", formatTime(state.elapsed_ms)],
+        ["Cleared", `${state.progress} / ${state.progress_total}`],
+      ].map(([k, v]) => el("div", {}, el("dt", { text: k }), el("dd", { text: String(v) }))),
+    );
+    this.setRank(rankText || "");
+    document.getElementById("end-undo").hidden = won;
+    document.getElementById("end-close").hidden = won;
+    document.getElementById("end-board").hidden = !canBoard;
+    this.dialog.returnValue = "";
+    open(this.dialog);
+    document.getElementById(won ? "end-new" : "end-undo").focus();
+  }
+
+  setRank(text) {
+    document.getElementById("end-rank").textContent = text;
+  }
+
+  close() {
+    if (this.dialog.open) this.dialog.close("dismiss");
+  }
+}

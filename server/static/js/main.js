@@ -1,0 +1,194 @@
+// Boot: identity, connection, the game session and the views, driven by the address's fragment.
+
+import { EndDialog, NewGameDialog, SettingsDialog, ShareDialog } from "./dialogs.js";
+import { createPlayer, ensurePlayer, rememberName, rename } from "./identity.js";
+import { typingIn } from "./keys.js";
+import { Net, socketUrl } from "./net.js";
+import { PlayView } from "./play.js";
+import { parseHash, replaceHash } from "./router.js";
+import { GameSession } from "./session.js";
+import { Settings } from "./settings.js";
+import { showConnection, toast } from "./ui.js";
+
+const LAST_GAME = "solitaire.lastGame";
+
+class App {
+  constructor(player) {
+    this.player = player;
+    this.settings = new Settings();
+    this.net = new Net({ url: socketUrl(), token: player.token });
+    this.session = new GameSession(this.net);
+    this.extensions = []; // competition pages register here (see competition.js)
+    this.endDialog = new EndDialog({ onChoice: (choice) => this.onEndChoice(choice) });
+    this.play = new PlayView({
+      session: this.session,
+      settings: this.settings,
+      endDialog: this.endDialog,
+      rankFor: null,
+    });
+    this.newGame = new NewGameDialog({ onStart: (fields) => this.start(fields), dailies: (key) => this.dailyFor(key) });
+    this.share = new ShareDialog();
+    this.settingsDialog = new SettingsDialog({
+      settings: this.settings,
+      getName: () => this.player.name,
+      onRename: (name) => this.rename(name),
+    });
+    this.wire();
+  }
+
+  wire() {
+    this.net.addEventListener("status", (ev) => this.onConnection(ev.detail.state));
+    this.net.addEventListener("ready", (ev) => this.onReady(ev.detail));
+    this.net.addEventListener("fatal", (ev) => this.onFatal(ev.detail));
+    this.session.addEventListener("state", (ev) => this.onGameState(ev.detail));
+    window.addEventListener("hashchange", () => this.route());
+    document.addEventListener("keydown", (ev) => this.onKey(ev));
+    document.getElementById("btn-new").addEventListener("click", () => this.newGame.show({ game: this.play.kind }));
+    document.getElementById("btn-settings").addEventListener("click", () => this.settingsDialog.show());
+    document.getElementById("btn-help").addEventListener("click", () => document.getElementById("dlg-help").showModal());
+    document.getElementById("btn-share").addEventListener("click", () => this.openShare());
+  }
+
+  run() {
+    this.net.start();
+    this.route();
+  }
+
+  onConnection(state) {
+    if (state === "online") showConnection("online");
+    else if (state === "connecting") showConnection(this.net.everReady ? "reconnecting" : "connecting");
+    else showConnection(state);
+    document.body.dataset.conn = state;
+  }
+
+  onReady({ player }) {
+    if (player && player.name !== this.player.name) this.player = rememberName(this.player, player.name);
+    document.body.dataset.player = player ? player.id : "";
+  }
+
+  async onFatal(detail) {
+    if (detail.code === "bad_token" || detail.code === 4401) {
+      // The server does not know this token (a new database?): become a new guest.
+      this.player = await createPlayer();
+      this.net.restart(this.player.token);
+      return;
+    }
+    showConnection("failed");
+    toast(detail.message || "The server refused the connection", { kind: "error", ms: 10000 });
+  }
+
+  async route() {
+    const { view, value } = parseHash();
+    for (const ext of this.extensions) if (ext.route && ext.route(view, value)) return this.showView(ext.view);
+    this.showView("play");
+    try {
+      if (view === "code") await this.startAndLink({ code: value });
+      else if (view === "daily") await this.startAndLink({ daily: value });
+      else if (view === "game" || view === "watch") await this.openGame(value);
+      else if (!this.session.gameId) await this.resumeLast();
+    } catch (error) {
+      toast(error.message || "That game could not be opened", { kind: "error" });
+      if (!this.session.gameId) this.newGame.show();
+    }
+  }
+
+  showView(name) {
+    for (const section of document.querySelectorAll("main > .view")) {
+      section.hidden = section.id !== `view-${name}`;
+    }
+    document.body.dataset.view = name;
+  }
+
+  async startAndLink(fields) {
+    const reply = await this.session.start(fields);
+    replaceHash("game", reply.game.id);
+    return reply;
+  }
+
+  async start(fields) {
+    this.showView("play");
+    this.endDialog.close();
+    await this.startAndLink(fields);
+    document.getElementById("board").focus({ preventScroll: true });
+  }
+
+  async openGame(gameId) {
+    if (this.session.gameId === gameId) return;
+    await this.session.open(gameId);
+  }
+
+  async resumeLast() {
+    const last = localStorage.getItem(LAST_GAME);
+    if (!last) {
+      this.newGame.show();
+      return;
+    }
+    try {
+      await this.session.open(last);
+      replaceHash("game", last);
+    } catch {
+      localStorage.removeItem(LAST_GAME);
+      this.newGame.show();
+    }
+  }
+
+  onGameState({ info, role }) {
+    if (role === "owner") localStorage.setItem(LAST_GAME, info.id);
+    document.title = `${info.code} · Solitaire`;
+  }
+
+  onEndChoice(choice) {
+    if (choice === "undo") this.play.undo();
+    else if (choice === "new") this.newGame.show({ game: this.play.kind });
+    else if (choice === "board") location.hash = `board=${this.session.info.code}`;
+  }
+
+  openShare() {
+    const state = this.session.state;
+    if (!state) return;
+    this.share.show(state.code, this.session.gameId);
+  }
+
+  async rename(name) {
+    this.player = await rename(this.player, name);
+    // The server keeps the name a connection authenticated with: reconnect to use the new one.
+    this.net.restart(this.player.token);
+  }
+
+  dailyFor(key) {
+    for (const ext of this.extensions) {
+      const daily = ext.dailyFor && ext.dailyFor(key);
+      if (daily) return daily;
+    }
+    return null;
+  }
+
+  onKey(ev) {
+    if (ev.defaultPrevented || typingIn(ev)) return;
+    const key = ev.key;
+    if (document.body.dataset.view === "play" && this.play.shortcut(ev)) {
+      ev.preventDefault();
+      return;
+    }
+    if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    if (key === "n" || key === "N") {
+      ev.preventDefault();
+      this.newGame.show({ game: this.play.kind });
+    } else if (key === "?") {
+      ev.preventDefault();
+      document.getElementById("dlg-help").showModal();
+    }
+  }
+}
+
+async function boot() {
+  showConnection("connecting");
+  const player = await ensurePlayer();
+  const app = new App(player);
+  window.solitaire = app; // for the curious (and for debugging); the UI never needs it
+  const competition = await import("./competition.js").catch(() => null);
+  if (competition) competition.install(app);
+  app.run();
+}
+
+boot();

@@ -1,0 +1,222 @@
+// One WebSocket speaking protocol 1 (docs/protocol.md), reconnecting on its own.
+//
+// Events (EventTarget):
+//   "status"  detail {state: "connecting" | "online" | "offline", attempt}
+//   "ready"   detail {player, hello, again}   after every successful auth
+//   "push"    detail message                  anything without an id we asked for
+//   "fatal"   detail {code, message}          a close we must not retry (4401, 4400, 4403)
+
+const PROTOCOL = 1;
+const BACKOFF_MS = [200, 400, 800, 1500, 2500, 4000];
+const PING_EVERY_MS = 15000;
+const PONG_WITHIN_MS = 8000;
+const FATAL_CLOSES = new Set([4400, 4401, 4403]);
+
+export class RequestError extends Error {
+  constructor(message) {
+    super(message.message || message.code);
+    this.code = message.code;
+    this.reply = message;
+  }
+}
+
+export class Net extends EventTarget {
+  constructor({ url, token }) {
+    super();
+    this.url = url;
+    this.token = token;
+    this.ws = null;
+    this.ready = false;
+    this.state = "connecting";
+    this.attempt = 0;
+    this.nextId = 1;
+    this.pending = new Map();
+    this.hello = null;
+    this.player = null;
+    this.everReady = false;
+    this.stopped = false;
+    this.retryTimer = null;
+    this.pingTimer = null;
+    this.authError = null;
+    window.addEventListener("online", () => this.reconnectSoon(0));
+    window.addEventListener("offline", () => this.setState("offline"));
+  }
+
+  start() {
+    this.stopped = false;
+    this.open();
+  }
+
+  /** Close and reconnect at once (for example after a rename or a new token). */
+  restart(token = this.token) {
+    this.token = token;
+    this.drop(1000, "restart");
+    this.reconnectSoon(0);
+  }
+
+  open() {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.setState("connecting");
+    let ws;
+    try {
+      ws = new WebSocket(this.url);
+    } catch {
+      this.scheduleRetry();
+      return;
+    }
+    this.ws = ws;
+    ws.onmessage = (ev) => this.onFrame(ws, ev.data);
+    ws.onclose = (ev) => this.onClose(ws, ev);
+    ws.onerror = () => {};
+  }
+
+  onFrame(ws, data) {
+    if (ws !== this.ws) return;
+    let message;
+    try {
+      message = JSON.parse(data);
+    } catch {
+      return;
+    }
+    if (message.type === "hello") {
+      this.hello = message;
+      this.sendRaw({ type: "auth", id: "auth", protocol: PROTOCOL, ...(this.token ? { token: this.token } : {}) });
+      return;
+    }
+    if (message.id === "auth") {
+      this.onAuth(message);
+      return;
+    }
+    if (message.id !== undefined && this.pending.has(message.id)) {
+      const { resolve, reject } = this.pending.get(message.id);
+      this.pending.delete(message.id);
+      if (message.type === "error") reject(new RequestError(message));
+      else resolve(message);
+      return;
+    }
+    if (message.type === "pong") return;
+    this.dispatchEvent(new CustomEvent("push", { detail: message }));
+  }
+
+  onAuth(message) {
+    if (message.type !== "welcome") {
+      this.authError = message; // the server closes the socket next; onClose reports it
+      return;
+    }
+    this.player = message.player;
+    this.ready = true;
+    this.attempt = 0;
+    this.setState("online");
+    this.startPings();
+    const again = this.everReady;
+    this.everReady = true;
+    this.dispatchEvent(new CustomEvent("ready", { detail: { player: this.player, hello: this.hello, again } }));
+  }
+
+  onClose(ws, ev) {
+    if (ws !== this.ws) return;
+    this.ws = null;
+    this.ready = false;
+    this.stopPings();
+    this.failPending();
+    if (FATAL_CLOSES.has(ev.code)) {
+      const error = this.authError || { code: ev.code, message: ev.reason };
+      this.authError = null;
+      this.setState("offline");
+      this.dispatchEvent(new CustomEvent("fatal", { detail: { code: error.code, message: error.message } }));
+      return;
+    }
+    this.scheduleRetry();
+  }
+
+  failPending() {
+    for (const { reject } of this.pending.values()) {
+      reject(new RequestError({ code: "disconnected", message: "The connection was lost" }));
+    }
+    this.pending.clear();
+  }
+
+  scheduleRetry() {
+    if (this.stopped) return;
+    const base = BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)];
+    this.attempt += 1;
+    this.setState(navigator.onLine === false ? "offline" : "connecting");
+    this.reconnectSoon(base + Math.random() * base * 0.3);
+  }
+
+  reconnectSoon(delayMs) {
+    if (this.stopped || this.ws) return;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => this.open(), delayMs);
+  }
+
+  drop(code = 1000, reason = "") {
+    const ws = this.ws;
+    if (!ws) return;
+    this.ws = null;
+    this.ready = false;
+    this.stopPings();
+    this.failPending();
+    try {
+      ws.close(code, reason);
+    } catch {
+      /* already closed */
+    }
+  }
+
+  startPings() {
+    this.stopPings();
+    this.pingTimer = setInterval(() => this.checkAlive(), PING_EVERY_MS);
+  }
+
+  stopPings() {
+    clearInterval(this.pingTimer);
+    this.pingTimer = null;
+  }
+
+  /** A connection that does not answer a ping in time is dead: drop it and reconnect. */
+  async checkAlive() {
+    if (!this.ready) return;
+    const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error("timeout")), PONG_WITHIN_MS));
+    try {
+      await Promise.race([this.request("ping"), timeout]);
+    } catch {
+      this.drop(4000, "no pong");
+      this.scheduleRetry();
+    }
+  }
+
+  setState(state) {
+    if (this.state === state) return;
+    this.state = state;
+    this.dispatchEvent(new CustomEvent("status", { detail: { state, attempt: this.attempt } }));
+  }
+
+  sendRaw(message) {
+    if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(message));
+  }
+
+  /** Send a request; resolves with the reply, rejects with a RequestError (code "disconnected" offline). */
+  request(type, fields = {}) {
+    if (!this.ready) {
+      return Promise.reject(new RequestError({ code: "disconnected", message: "Not connected" }));
+    }
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.sendRaw({ type, id, ...fields });
+    });
+  }
+
+  /** Resolves once the connection is (again) authenticated. */
+  whenReady() {
+    if (this.ready) return Promise.resolve();
+    return new Promise((resolve) => this.addEventListener("ready", () => resolve(), { once: true }));
+  }
+}
+
+export function socketUrl() {
+  const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+  return `${scheme}//${location.host}/ws`;
+}

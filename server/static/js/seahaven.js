@@ -1,0 +1,354 @@
+// Seahaven Towers board: the variant's cells, four foundations and ten fanned columns.
+//
+// Pointer input (mouse, touch, pen) goes through drag.js: a press that moves becomes a drag and
+// drop (a `move` with the count of cards from the pressed card to the top); a press that does
+// not move is a tap. The first tap on a card that can go to its foundation sends `tap` at once
+// (a double tap would do the same, SH-16 tries the foundation first); otherwise the board waits
+// briefly for a second tap and sends `double_tap` with the count, or `tap` when none comes.
+
+import { cardName, makeCard, setFace, SUITS } from "./cards.js";
+import { DragController } from "./drag.js";
+import { setCardSize } from "./hearts.js";
+
+const FOUNDATION_SUITS = ["S", "H", "D", "C"];
+const DOUBLE_TAP_MS = 320;
+const RATIO = 1.4;
+const GAP = 0.1; // between columns, in card widths
+
+export class SeahavenBoard {
+  constructor(root, { onAction, onMove, onNotice }) {
+    this.root = root;
+    this.onAction = onAction;
+    this.onMove = onMove;
+    this.onNotice = onNotice;
+    this.state = null;
+    this.ctx = {};
+    this.cards = new Map();
+    this.lastTap = null;
+    this.tapTimer = null;
+    this.picked = null;
+    this.build();
+    this.drag = new DragController(this.el, {
+      canDrag: (el) => this.dragInfo(el),
+      onDrop: (info, target) => this.drop(info, target),
+      onTap: (el) => this.tapped(el),
+    });
+    this.el.addEventListener("keydown", (ev) => this.onKey(ev));
+    this.el.addEventListener("click", (ev) => ev.preventDefault());
+    root.append(this.el);
+  }
+
+  build() {
+    this.el = document.createElement("div");
+    this.el.className = "sh";
+    const top = div("sh-top");
+    this.cellRow = div("cells");
+    this.cellRow.setAttribute("role", "group");
+    this.cellRow.setAttribute("aria-label", "Cells");
+    this.foundRow = div("foundations");
+    this.foundRow.setAttribute("role", "group");
+    this.foundRow.setAttribute("aria-label", "Foundations");
+    this.foundSlots = FOUNDATION_SUITS.map((s) => this.makeSlot(`found:${s}`, this.foundRow, `found-${s}`));
+    top.append(this.cellRow, this.foundRow);
+    this.colRow = div("columns");
+    this.columns = [];
+    for (let i = 1; i <= 10; i += 1) {
+      const col = div("column");
+      col.dataset.drop = `col:${i}`;
+      col.setAttribute("role", "group");
+      col.setAttribute("aria-label", `Column ${i}`);
+      const slot = makeSlot(`col:${i}`);
+      col.append(slot);
+      this.colRow.append(col);
+      this.columns.push({ el: col, slot });
+    }
+    this.cellSlots = [];
+    this.el.append(top, this.colRow);
+  }
+
+  makeSlot(loc, parent, extraClass) {
+    const wrap = div(`slot-wrap ${extraClass || ""}`);
+    wrap.dataset.drop = loc;
+    const slot = makeSlot(loc);
+    wrap.append(slot);
+    parent.append(wrap);
+    return { wrap, slot };
+  }
+
+  ensureCells(n) {
+    while (this.cellSlots.length < n) {
+      const i = this.cellSlots.length + 1;
+      this.cellSlots.push(this.makeSlot(`cell:${i}`, this.cellRow, "cell"));
+    }
+    while (this.cellSlots.length > n) this.cellSlots.pop().wrap.remove();
+  }
+
+  fit(width, height) {
+    this.width = width;
+    this.height = height;
+    const byWidth = width / (10 + 9 * GAP + 0.2);
+    const byHeight = height / (RATIO * 4.2 + 0.3);
+    this.cw = Math.max(22, Math.min(byWidth, byHeight, 120));
+    this.el.classList.toggle("narrow", width < 600);
+    setCardSize(this.el, this.cw);
+    if (this.state) this.layoutColumns();
+  }
+
+  render(state, ctx) {
+    this.state = state;
+    this.ctx = ctx;
+    const board = state.board;
+    const seen = new Set();
+    this.ensureCells(board.cell_count);
+    board.cells.forEach((card, i) => this.renderCell(i, card, seen));
+    FOUNDATION_SUITS.forEach((suit, i) => this.renderFoundation(i, suit, board.foundations[suit], seen));
+    board.columns.forEach((cards, i) => this.renderColumn(i, cards, seen));
+    for (const [card, el] of this.cards) {
+      if (!seen.has(card)) {
+        el.remove();
+        this.cards.delete(card);
+      }
+    }
+    this.layoutColumns();
+    if (this.picked) this.markPicked();
+  }
+
+  card(text) {
+    let el = this.cards.get(text);
+    if (!el) {
+      el = makeCard("", `card:${text}`);
+      setFace(el, text);
+      this.cards.set(text, el);
+    }
+    return el;
+  }
+
+  placeCard(el, parent, before, loc, count, label) {
+    el.dataset.loc = loc;
+    el.dataset.count = String(count);
+    if (el.parentElement !== parent || el.nextElementSibling !== before) parent.insertBefore(el, before);
+    el.setAttribute("aria-label", label);
+    const tappable = this.ctx.placementHelp && count === 1 && (this.state.hints.tappable || []).includes(loc);
+    el.classList.toggle("framed", Boolean(tappable));
+    el.setAttribute("aria-disabled", String(!this.ctx.canPlay));
+  }
+
+  renderCell(i, card, seen) {
+    const { wrap, slot } = this.cellSlots[i];
+    const loc = `cell:${i + 1}`;
+    slot.hidden = Boolean(card);
+    slot.setAttribute("aria-label", `Cell ${i + 1}, free`);
+    if (!card) return;
+    seen.add(card);
+    this.placeCard(this.card(card), wrap, null, loc, 1, `${cardName(card)}, cell ${i + 1}`);
+  }
+
+  renderFoundation(i, suit, top, seen) {
+    const { wrap, slot } = this.foundSlots[i];
+    const loc = `found:${suit}`;
+    slot.hidden = Boolean(top);
+    slot.dataset.suit = suit;
+    slot.setAttribute("aria-label", `${cap(SUITS[suit].name)} foundation, empty`);
+    if (!top) return;
+    seen.add(top);
+    const el = this.card(top);
+    this.placeCard(el, wrap, null, loc, 1, `${cardName(top)}, top of the ${SUITS[suit].name} foundation`);
+    el.classList.remove("framed");
+    // Cards below the top of a foundation are no longer shown.
+    for (const other of [...wrap.querySelectorAll(".card")]) if (other !== el) other.remove();
+  }
+
+  renderColumn(i, cards, seen) {
+    const { el: col, slot } = this.columns[i];
+    const loc = `col:${i + 1}`;
+    const run = (this.state.hints.runs || {})[loc] || 0;
+    slot.setAttribute("aria-label", `Column ${i + 1}, empty`);
+    slot.hidden = cards.length > 0;
+    const mine = new Set(cards);
+    for (const el of [...col.querySelectorAll(".card")]) {
+      if (!mine.has(el.dataset.card)) el.remove(); // it belongs elsewhere now
+    }
+    cards.forEach((card, k) => {
+      seen.add(card);
+      const count = cards.length - k;
+      const el = this.card(card);
+      const where = count === 1 ? "top" : count <= run ? `run of ${count}` : "covered";
+      el.style.setProperty("--i", String(k));
+      const before = col.children[k + 1] || null; // child 0 is the empty-column slot
+      this.placeCard(el, col, before === el ? el.nextElementSibling : before, loc, count,
+        `${cardName(card)}, column ${i + 1}, ${where}`);
+      el.classList.toggle("covered", count > run);
+    });
+  }
+
+  /** Fan each column so that it fits the height there is. */
+  layoutColumns() {
+    if (!this.cw || !this.state) return;
+    const ch = this.cw * RATIO;
+    const room = this.colRow.clientHeight || this.height - ch * 1.2;
+    this.state.board.columns.forEach((cards, i) => {
+      const n = cards.length;
+      const fan = n > 1 ? Math.min(ch * 0.3, Math.max(ch * 0.12, (room - ch) / (n - 1))) : 0;
+      this.columns[i].el.style.setProperty("--fan", `${fan.toFixed(1)}px`);
+    });
+  }
+
+  // -- input --------------------------------------------------------------------------------
+
+  /** What a press on this element would drag, or null. */
+  dragInfo(el) {
+    if (!this.ctx.canPlay || !el.classList.contains("card") || !el.dataset.card) return null;
+    const loc = el.dataset.loc;
+    const count = Number(el.dataset.count || 1);
+    if (loc.startsWith("col:")) {
+      const run = (this.state.hints.runs || {})[loc] || 0;
+      if (count > run) return null;
+      const col = el.parentElement;
+      const els = [...col.querySelectorAll(".card")].slice(-count);
+      return { from: loc, count, els };
+    }
+    return { from: loc, count: 1, els: [el] };
+  }
+
+  async drop(info, target) {
+    if (!target || target === info.from) return true;
+    const to = target.startsWith("found:") ? "found" : target;
+    return this.onMove({ type: "move", from: info.from, to, count: info.count });
+  }
+
+  tapped(el) {
+    if (!this.ctx.canPlay || !el.dataset.card) return;
+    const loc = el.dataset.loc;
+    const count = Number(el.dataset.count || 1);
+    if (loc.startsWith("found:")) {
+      this.onNotice("Drag a foundation card to take it back");
+      return;
+    }
+    const now = performance.now();
+    const last = this.lastTap;
+    if (last && last.loc === loc && now - last.at < DOUBLE_TAP_MS) {
+      this.lastTap = null;
+      clearTimeout(this.tapTimer);
+      if (!last.sent) this.onAction({ type: "double_tap", at: loc, count: last.count });
+      return;
+    }
+    clearTimeout(this.tapTimer);
+    const tappable = count === 1 && (this.state.hints.tappable || []).includes(loc);
+    this.lastTap = { loc, count, at: now, sent: tappable };
+    if (tappable) {
+      this.onAction({ type: "tap", at: loc });
+      return;
+    }
+    this.tapTimer = setTimeout(() => this.singleTap(loc, count), DOUBLE_TAP_MS);
+  }
+
+  singleTap(loc, count) {
+    this.lastTap = null;
+    if (count === 1) this.onAction({ type: "tap", at: loc });
+    else this.onNotice("Only a top card goes to a foundation: double tap or drag to move these cards");
+  }
+
+  onKey(ev) {
+    const el = ev.target.closest("[data-loc]");
+    if (!el || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    const key = ev.key;
+    if (key === "Enter" || key === " ") {
+      ev.preventDefault();
+      if (this.picked) this.dropPicked(el);
+      else if (ev.shiftKey) this.keyDoubleTap(el);
+      else this.keyTap(el);
+    } else if (key === "m" || key === "M") {
+      ev.preventDefault();
+      if (this.picked) this.dropPicked(el);
+      else this.pickUp(el);
+    } else if (key === "Escape" && this.picked) {
+      ev.preventDefault();
+      this.cancelPick("Put back");
+    }
+  }
+
+  keyTap(el) {
+    if (!this.ctx.canPlay || !el.dataset.card) return;
+    const count = Number(el.dataset.count || 1);
+    if (el.dataset.loc.startsWith("found:")) this.onNotice("Press M to pick up a foundation card");
+    else if (count === 1) this.onAction({ type: "tap", at: el.dataset.loc });
+    else this.onNotice("Only a top card goes to a foundation: Shift+Enter or M moves these cards");
+  }
+
+  keyDoubleTap(el) {
+    if (!this.ctx.canPlay || !el.dataset.card || el.dataset.loc.startsWith("found:")) return;
+    this.onAction({ type: "double_tap", at: el.dataset.loc, count: Number(el.dataset.count || 1) });
+  }
+
+  pickUp(el) {
+    const info = this.dragInfo(el);
+    if (!info) {
+      this.onNotice("That card cannot be moved: only a run of one suit at the top of a column moves", true);
+      return;
+    }
+    this.picked = { from: info.from, count: info.count, key: el.dataset.focusKey };
+    this.markPicked();
+    const more = info.count > 1 ? ` and ${info.count - 1} card${info.count > 2 ? "s" : ""} on it` : "";
+    this.onNotice(`Picked up ${cardName(el.dataset.card)}${more}: go to a column, cell or foundation and press M or Enter; Escape puts it back`, true);
+  }
+
+  markPicked() {
+    for (const el of this.el.querySelectorAll(".picked")) el.classList.remove("picked");
+    if (!this.picked) return;
+    const source = this.el.querySelector(`[data-focus-key="${this.picked.key}"]`);
+    const info = source && this.dragInfo(source);
+    if (!info || info.from !== this.picked.from) {
+      this.picked = null;
+      return;
+    }
+    for (const el of info.els) el.classList.add("picked");
+  }
+
+  async dropPicked(el) {
+    const picked = this.picked;
+    this.picked = null;
+    this.markPicked();
+    const target = el.closest("[data-drop]");
+    const to = target ? target.dataset.drop : el.dataset.loc;
+    if (!to || to === picked.from) {
+      this.onNotice("Put back", true);
+      return;
+    }
+    await this.drop({ from: picked.from, count: picked.count }, to);
+  }
+
+  cancelPick(message) {
+    this.picked = null;
+    this.markPicked();
+    this.onNotice(message, true);
+  }
+
+  elementFor(loc) {
+    return this.el.querySelector(`[data-loc="${loc}"]`);
+  }
+
+  destroy() {
+    clearTimeout(this.tapTimer);
+    this.drag.destroy();
+    this.el.remove();
+  }
+}
+
+function div(className) {
+  const el = document.createElement("div");
+  el.className = className;
+  return el;
+}
+
+function makeSlot(loc) {
+  const slot = document.createElement("button");
+  slot.type = "button";
+  slot.className = "slot";
+  slot.dataset.loc = loc;
+  slot.dataset.focusKey = `slot:${loc}`;
+  return slot;
+}
+
+function cap(text) {
+  return text[0].toUpperCase() + text.slice(1);
+}

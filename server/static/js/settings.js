@@ -1,0 +1,31 @@
+// Client settings, kept in localStorage: placement help on, move errors off by default (HH-17, HH-18).
+
+const KEY = "solitaire.settings";
+const DEFAULTS = { placementHelp: true, moveErrors: false, fourColor: false };
+
+export class Settings extends EventTarget {
+  constructor() {
+    super();
+    this.values = { ...DEFAULTS, ...read() };
+  }
+
+  get(name) {
+    return this.values[name];
+  }
+
+  set(name, value) {
+    if (this.values[name] === value) return;
+    this.values[name] = value;
+    localStorage.setItem(KEY, JSON.stringify(this.values));
+    this.dispatchEvent(new CustomEvent("change", { detail: { name, value } }));
+  }
+}
+
+function read() {
+  try {
+    const stored = JSON.parse(localStorage.getItem(KEY) || "{}");
+    return stored && typeof stored === "object" ? stored : {};
+  } catch {
+    return {};
+  }
+}

@@ -1,0 +1,76 @@
+// Small shared pieces of the page: the toast, the status line, the connection indicator.
+
+let toastTimer = null;
+
+/** A short message that goes away on its own (move errors, copy confirmations). */
+export function toast(message, { kind = "info", ms = 3500 } = {}) {
+  const el = document.getElementById("toast");
+  el.textContent = message;
+  el.dataset.kind = kind;
+  el.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => {
+    el.hidden = true;
+  }, ms);
+}
+
+export function hideToast() {
+  document.getElementById("toast").hidden = true;
+}
+
+/** A polite announcement for screen readers (and a visible hint line). */
+export function say(message) {
+  const el = document.getElementById("status-line");
+  el.textContent = message;
+}
+
+const CONN_TEXT = {
+  connecting: "Connecting…",
+  online: "Online",
+  offline: "Offline: waiting for the network…",
+  reconnecting: "Connection lost: reconnecting…",
+  failed: "Cannot connect",
+};
+
+export function showConnection(state) {
+  const el = document.getElementById("conn");
+  el.dataset.state = state;
+  el.textContent = CONN_TEXT[state] || state;
+}
+
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (key === "dataset") Object.assign(node.dataset, value);
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+export async function copyText(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    const area = el("textarea", { class: "offscreen" });
+    area.value = text;
+    document.body.append(area);
+    area.select();
+    let ok = false;
+    try {
+      ok = document.execCommand("copy");
+    } catch {
+      ok = false;
+    }
+    area.remove();
+    return ok;
+  }
+}

@@ -1,0 +1,126 @@
+"""Heart to Heart in the browser: the heart's geometry, the touch model, placement help,
+move errors, the stalemate dialog and a whole deal played to a win by clicking cards."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from engine import Game
+from tests.browser.helpers import at, board, box, open_code, play_hh_action, seq, set_setting, wait_seq
+from tests.browser.search import hh_stalemate_deal, hh_winning_deal
+
+pytestmark = pytest.mark.browser
+
+SELECTED = re.compile(r"\bselected\b")
+FRAMED = re.compile(r"\bframed\b")
+DIMMED = re.compile(r"\bdimmed\b")
+
+
+def test_heart_follows_the_deal_geometry(page: Page, site: str) -> None:
+    open_code(page, site, "HH1-N-AAAAAAM")
+    deal = Game.new("HH1-N-AAAAAAM").view()["board"]
+    boxes = {}
+    for slot in deal["heart"]:
+        card = at(page, f"heart:{slot['pos']}")
+        expect(card).to_have_attribute("data-card", slot["card"])
+        boxes[slot["pos"]] = box(card)
+    width = boxes[25]["width"]
+    height = boxes[25]["height"]
+    # Row 1's first card (x=0) and row 0's first (x=1): half a card apart, half a card lower.
+    assert boxes[1]["x"] - boxes[5]["x"] == pytest.approx(width / 2, abs=1.5)
+    assert boxes[5]["y"] - boxes[1]["y"] == pytest.approx(height / 2, abs=1.5)
+    assert boxes[25]["y"] - boxes[1]["y"] == pytest.approx(3 * height, abs=2)
+    # The tip is the only free card and it is drawn over the cards it covers.
+    expect(at(page, "heart:25")).to_have_attribute("aria-label", "8 of hearts, free")
+    expect(at(page, "heart:1")).to_have_attribute("aria-label", "Jack of hearts, covered")
+    top = page.evaluate(
+        "() => { const r = document.querySelector('[data-loc=\"heart:23\"]').getBoundingClientRect();"
+        ' return document.elementFromPoint(r.right - 3, r.bottom - 3).closest("[data-loc]").dataset.loc; }'
+    )
+    assert top == "heart:25"
+    expect(page.locator(".pile-stock .count")).to_have_text("26")
+    expect(page.locator(".pile-waste .count")).to_have_text("1")
+
+
+def test_touch_model_selection_help_and_move_errors(page: Page, site: str) -> None:
+    code, line = hh_stalemate_deal()
+    open_code(page, site, code)
+    tip = at(page, "heart:25")
+    tip.click()
+    wait_seq(page, 1)
+    expect(tip).to_have_class(SELECTED)
+    expect(tip).to_have_attribute("aria-pressed", "true")
+    expect(at(page, "heart:1")).to_have_class(DIMMED)
+    tip.click()  # HH-15: touching it again deselects
+    wait_seq(page, 2)
+    expect(tip).not_to_have_class(SELECTED)
+    expect(at(page, "heart:1")).not_to_have_class(DIMMED)
+
+    # Move errors are off by default: a refused touch says nothing on screen.
+    covered = at(page, "heart:1")
+    covered.click(position={"x": 20, "y": 6})
+    expect(page.locator("#status-line")).to_have_text("That card is covered")
+    expect(page.locator("#toast")).to_be_hidden()
+    set_setting(page, "moveErrors", True)
+    covered.click(position={"x": 20, "y": 6})
+    expect(page.locator("#toast")).to_have_text("That card is covered")
+    wait_seq(page, 2)
+
+    # Placement help frames the cards that have a partner; turning it off removes the frames.
+    game = Game.new(code)
+    for action in line:
+        if game.view()["hints"]["framed"]:
+            break
+        play_hh_action(page, action)
+        game = game.apply(action).game
+    hints = game.view()["hints"]["framed"]
+    assert hints
+    expect(at(page, hints[0])).to_have_class(FRAMED)
+    set_setting(page, "placementHelp", False)
+    expect(at(page, hints[0])).not_to_have_class(FRAMED)
+    set_setting(page, "placementHelp", True)
+    expect(at(page, hints[0])).to_have_class(FRAMED)
+
+
+def test_stalemate_dialog_offers_undo_and_new_game(page: Page, site: str) -> None:
+    code, line = hh_stalemate_deal()
+    open_code(page, site, code)
+    for action in line:
+        play_hh_action(page, action)
+    dialog = page.locator("#dlg-end")
+    expect(dialog).to_be_visible()
+    expect(dialog.locator("h2")).to_have_text("No more possible moves")
+    expect(board(page)).to_have_attribute("data-status", "stalemate")
+    expect(page.locator("#banner")).to_contain_text("No more possible moves")
+    before = seq(page)
+    dialog.get_by_role("button", name="Undo").click()
+    wait_seq(page, before + 1)
+    expect(board(page)).to_have_attribute("data-status", "playing")
+    expect(dialog).to_be_hidden()
+    # Redo the last pair: the dialog comes back, and "New game" opens the new game dialog.
+    play_hh_action(page, line[-1])
+    expect(dialog).to_be_visible()
+    dialog.get_by_role("button", name="New game").click()
+    expect(page.locator("#dlg-new")).to_be_visible()
+
+
+def test_play_a_deal_to_a_win(page: Page, site: str) -> None:
+    code, line = hh_winning_deal()
+    open_code(page, site, code)
+    game = Game.new(code)
+    for action in line:
+        play_hh_action(page, action)
+        game = game.apply(action).game
+    assert game.status == "won"
+    expect(board(page)).to_have_attribute("data-status", "won")
+    expect(page.locator("#info-score")).to_have_text("250")
+    expect(page.locator("#info-moves")).to_have_text(str(game.moves))
+    expect(page.locator("#info-progress")).to_have_text("25 / 25")
+    dialog = page.locator("#dlg-end")
+    expect(dialog).to_be_visible()
+    expect(dialog.locator("h2")).to_have_text("You won!")
+    expect(dialog.locator("#end-stats")).to_contain_text("250")
+    expect(page.locator("#board .heart .card:not([hidden])")).to_have_count(0)
