@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -23,8 +23,11 @@ from tests.support import Client, ManualClock, ahttp, running_server
 Line = list[Action]
 
 
-def search(code: str, goal: str, budget: int = 20_000, shuffle: int | None = None) -> Line | None:
-    """Depth-first search for actions reaching status ``goal`` (after at least one action)."""
+def search(
+    code: str, goal: str | Callable[[Game], bool], budget: int = 20_000, shuffle: int | None = None
+) -> Line | None:
+    """Depth-first search for actions reaching status ``goal``, or a state the predicate likes."""
+    reached = goal if callable(goal) else (lambda game: game.status == goal)
     start = Game.new(code)
     seen: set[str] = set()
     stack: list[tuple[Game, Line]] = [(start, [])]
@@ -34,7 +37,7 @@ def search(code: str, goal: str, budget: int = 20_000, shuffle: int | None = Non
         if key in seen:
             continue
         seen.add(key)
-        if game.status == goal and path:
+        if path and reached(game):
             return path
         if game.status == "won":
             continue
@@ -76,6 +79,15 @@ def random_line(code: str, seed: int, length: int) -> Line:
         line.append(action)
         game = game.apply(action).game
     return line
+
+
+def line_with_progress(code: str, length: int = 40) -> Line | None:
+    """A line that makes progress above zero (random first, then a search); None if none exists."""
+    for seed in range(50):
+        line = random_line(code, seed, length)
+        if Game.replay(code, line).progress > 0:
+            return line
+    return search(code, lambda game: game.progress > 0, budget=5000)
 
 
 async def play(client: Client, game_id: str, line: Line, start_seq: int = 0) -> dict[str, Any]:

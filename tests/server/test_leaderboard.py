@@ -17,6 +17,7 @@ from server.leaderboard import MOVES_CAP, TIME_CAP, ranks, sort_key
 from tests.server.competing import (
     competition_ranks,
     independent_ranking,
+    line_with_progress,
     play,
     random_line,
     search,
@@ -152,11 +153,10 @@ async def test_own_rank_with_neighbours(server: str) -> None:
 
 async def test_one_entry_per_player_keeps_the_best(server: str) -> None:
     code = fresh_code()
-    line = next(
-        line
-        for seed in range(50)
-        if (line := random_line(code, seed, 40)) and any(a.kind == "pair" for a in line)
-    )
+    line = line_with_progress(code)
+    while line is None:
+        code = fresh_code()
+        line = line_with_progress(code)
     player = await new_player(server, "Keeper")
     client = await Client.connect(server, player["token"])
 

@@ -1,0 +1,182 @@
+"""Daily challenges over real WebSockets and HTTP with an injected clock, on both databases."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from engine import parse_code
+from server.daily import DAY_MS, FAMILIES, candidate, day_of, day_start_ms
+from tests.server.competing import (
+    clocked_server,
+    independent_ranking,
+    line_with_progress,
+    play,
+    verify_entry,
+    whole_board,
+)
+from tests.support import Client, ManualClock, ahttp, new_player
+
+START_MS = day_start_ms("2031-03-14") + 10 * 3_600_000  # 10:00 UTC
+
+
+@pytest.fixture(scope="module")
+def clock(database_url: str) -> ManualClock:
+    """One clock per backend's server (so both runs see the same days)."""
+    return ManualClock(START_MS)
+
+
+@pytest.fixture(scope="module")
+def daily_server(database_url: str, clock: ManualClock) -> Iterator[str]:
+    with clocked_server(database_url, clock) as base:
+        yield base
+
+
+async def today(base: str) -> dict[str, Any]:
+    status, body = await ahttp("GET", f"{base}/api/daily")
+    assert status == 200, body
+    return dict(body)
+
+
+async def start_daily(base: str, family: str, name: str = "Daily") -> tuple[Client, dict[str, Any]]:
+    player = await new_player(base, name)
+    client = await Client.connect(base, player["token"])
+    reply = await client.request("new_game", daily=family)
+    assert reply["type"] == "game", reply
+    return client, reply
+
+
+async def wait_result(base: str, game_id: str, result: str, timeout: float = 15) -> dict[str, Any]:
+    """Poll a game until the day-end sweeper (driven by the injected clock) has ended it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        status, body = await ahttp("GET", f"{base}/api/games/{game_id}")
+        assert status == 200, body
+        if body["game"]["result"] == result or time.monotonic() > deadline:
+            return dict(body)
+        await asyncio.sleep(0.1)
+
+
+async def test_today_codes_and_next_reset(daily_server: str, clock: ManualClock) -> None:
+    body = await today(daily_server)
+    day = day_of(clock.now)
+    assert body["day"] == day and body["today"] is True
+    assert body["starts_at"] == day_start_ms(day) and body["ends_at"] == day_start_ms(day) + DAY_MS
+    assert body["ends_at"] > clock.now >= body["starts_at"]
+    assert list(body["codes"]) == list(FAMILIES)
+    for family, code in body["codes"].items():
+        assert parse_code(code).family == family
+    assert len(set(body["codes"].values())) == len(FAMILIES)
+    assert (await today(daily_server))["codes"] == body["codes"]
+    status, same = await ahttp("GET", f"{daily_server}/api/daily/{day}")
+    assert status == 200 and same["codes"] == body["codes"] and same["today"] is True
+
+
+async def test_simultaneous_first_requests_agree_across_instances(
+    daily_server: str, database_url: str, clock: ManualClock
+) -> None:
+    clock.advance(DAY_MS)  # a day nobody has asked for yet
+    with clocked_server(database_url, clock) as other:
+        bases = [daily_server, other] * 8
+        answers = await asyncio.gather(*(today(base) for base in bases))
+        starts = await asyncio.gather(*(start_daily(base, "SH1-C4") for base in (daily_server, other) * 3))
+    codes = {tuple(a["codes"].values()) for a in answers}
+    assert len(codes) == 1
+    agreed = answers[0]["codes"]
+    assert {reply["game"]["code"] for _, reply in starts} == {agreed["SH1-C4"]}
+    for client, _ in starts:
+        await client.close()
+    # derived from the server secret: another secret gives other candidates
+    day = day_of(clock.now)
+    assert str(candidate("test-secret", day, "SH1-C4", 0)) == agreed["SH1-C4"]
+    assert str(candidate("another-secret", day, "SH1-C4", 0)) != agreed["SH1-C4"]
+
+
+async def test_first_attempt_is_ranked_later_ones_are_practice(daily_server: str, clock: ManualClock) -> None:
+    day = day_of(clock.now)
+    client, first = await start_daily(daily_server, "sh1-c2", "Twice")
+    assert first["game"]["ranked"] is True and first["game"]["daily"] == day
+    second = await client.request("new_game", daily="SH1-C2")
+    assert second["game"]["ranked"] is False and second["game"]["daily"] == day
+    by_code = await client.request("new_game", code=first["game"]["code"])
+    assert by_code["game"]["ranked"] is False and by_code["game"]["daily"] == day
+    other = await client.request("new_game", daily="HH1-N")  # another family: its own first attempt
+    assert other["game"]["ranked"] is True
+    bad = await client.request("new_game", daily="SH1-C3")
+    assert bad["type"] == "error" and bad["code"] == "bad_message" and bad["field"] == "daily"
+    await client.close()
+
+    player = await new_player(daily_server, "Tabs")  # four tabs at once: exactly one ranked attempt
+    tabs = [await Client.connect(daily_server, player["token"]) for _ in range(4)]
+    replies = await asyncio.gather(*(tab.request("new_game", daily="SH1-C1") for tab in tabs))
+    assert sorted(r["game"]["ranked"] for r in replies) == [False, False, False, True]
+    for tab in tabs:
+        await tab.close()
+
+
+async def test_day_rollover_expires_unfinished_attempts_and_counts_them(
+    daily_server: str, clock: ManualClock
+) -> None:
+    clock.advance(DAY_MS)  # a fresh day: earlier tests' open attempts are not on this board
+    before = await today(daily_server)
+    # the first family whose deal allows some progress (until the solver vouches for every daily)
+    family, line = next((f, found) for f in FAMILIES if (found := line_with_progress(before["codes"][f])))
+    code = before["codes"][family]
+    ada, ada_game = await start_daily(daily_server, family, "Ada")  # plays, leaves it open
+    state = await play(ada, ada_game["game"]["id"], line)
+    assert state["progress"] > 0
+    bob, bob_game = await start_daily(daily_server, family, "Bob")  # resigns at once
+    await bob.request("resign", game_id=bob_game["game"]["id"])
+    cy, cy_game = await start_daily(daily_server, family, "Cy")  # ranked left open, practice played
+    practice = await cy.request("new_game", daily=family)
+    await play(cy, practice["game"]["id"], line)
+    await cy.request("resign", game_id=practice["game"]["id"])
+    assert [e["player"]["name"] for e in await whole_board(daily_server, code)] == ["Bob"]
+
+    clock.advance(DAY_MS)  # midnight passes: the sweeper ends yesterday's open ranked attempts
+    expired = await wait_result(daily_server, ada_game["game"]["id"], "expired")
+    assert expired["game"]["result"] == "expired" and expired["state"]["progress"] == state["progress"]
+    assert (await wait_result(daily_server, cy_game["game"]["id"], "expired"))["game"]["result"] == "expired"
+    board = await whole_board(daily_server, code)
+    assert {e["player"]["name"]: e["game_id"] for e in board} == {
+        "Ada": ada_game["game"]["id"],
+        "Bob": bob_game["game"]["id"],
+        "Cy": cy_game["game"]["id"],  # the ranked attempt, not the better practice one
+    }
+    assert board[0]["player"]["name"] == "Ada" and board[0]["result"] == "expired"
+    assert [independent_ranking([e])[0] for e in board] == independent_ranking(board)
+    await asyncio.gather(*(verify_entry(daily_server, e) for e in board))
+
+    after = await today(daily_server)
+    assert after["day"] == day_of(clock.now) != before["day"]
+    assert not set(after["codes"].values()) & set(before["codes"].values())
+    status, past = await ahttp("GET", f"{daily_server}/api/daily/{before['day']}")
+    assert status == 200 and past["codes"] == before["codes"] and past["today"] is False
+    replay = await ada.request("new_game", code=code)  # yesterday's daily is practice now
+    assert replay["game"]["ranked"] is False and replay["game"]["daily"] == before["day"]
+    for client in (ada, bob, cy):
+        await client.close()
+
+
+async def test_past_future_and_bad_days(daily_server: str, clock: ManualClock) -> None:
+    tomorrow = day_of(clock.now + DAY_MS)
+    status, body = await ahttp("GET", f"{daily_server}/api/daily/{tomorrow}")
+    assert status == 404 and body["error"]["code"] == "not_found"
+    assert (await ahttp("GET", f"{daily_server}/api/daily/2001-01-01"))[0] == 404  # never published
+    for bad in ("yesterday", "2031-02-30", "2031-3-1"):
+        status, body = await ahttp("GET", f"{daily_server}/api/daily/{bad}")
+        assert status == 400 and body["error"]["code"] == "bad_message", bad
+
+
+async def test_days_never_repeat(daily_server: str, clock: ManualClock) -> None:
+    seen: set[str] = set()
+    for _ in range(15):
+        clock.advance(DAY_MS)
+        codes = (await today(daily_server))["codes"].values()
+        assert not seen & set(codes)
+        seen.update(codes)
+    assert len(seen) == 15 * len(FAMILIES)
