@@ -195,15 +195,34 @@ async def test_http_answers_follow_openapi(server: str) -> None:
     await call("GET", "/api/games/{game_id}", f"/api/games/{gid}")
     await call("GET", "/api/games/{game_id}", "/api/games/g_missing")
     await call("GET", "/api/games/{game_id}/actions", f"/api/games/{gid}/actions")
+    await call("GET", "/api/games/{game_id}/verify", f"/api/games/{gid}/verify")
     await client.act(gid, 0, type="tap", at="col:1")
     await client.request("resign", game_id=gid)
     log = await call("GET", "/api/games/{game_id}/actions", f"/api/games/{gid}/actions")
     assert log["final"]["result"] == "resigned"
+    assert (await call("GET", "/api/games/{game_id}/verify", f"/api/games/{gid}/verify"))["ok"]
+    await call("GET", "/api/games/{game_id}/verify", "/api/games/g_missing/verify")
+    await competing_routes(call, player["id"])
     for name in ("asyncapi.json", "openapi.json"):
         served = await call("GET", "/api/schema/{name}", f"/api/schema/{name}")
         assert served == json.loads((ROOT / "server" / "schema" / name).read_text(encoding="utf-8"))
     await call("GET", "/api/schema/{name}", "/api/schema/other.json")
     await client.close()
+
+
+async def competing_routes(call: Any, player_id: str) -> None:
+    today = await call("GET", "/api/daily", "/api/daily")
+    await call("GET", "/api/daily/{day}", f"/api/daily/{today['day']}")
+    await call("GET", "/api/daily/{day}", "/api/daily/2000-01-01")
+    await call("GET", "/api/daily/{day}", "/api/daily/yesterday")
+    board = "/api/leaderboards/{code}"
+    page = await call("GET", board, "/api/leaderboards/SH1-C4-AAAAAJ2?limit=1")
+    assert page["entries"][0]["player"]["id"] == player_id
+    await call("GET", board, "/api/leaderboards/SH1-C4-AAAAAJ2?limit=0")
+    await call("GET", board, "/api/leaderboards/XX1-C4-AAAAAJ2")
+    mine = "/api/leaderboards/{code}/players/{player_id}"
+    assert (await call("GET", mine, f"/api/leaderboards/SH1-C4-AAAAAJ2/players/{player_id}"))["rank"] == 1
+    await call("GET", mine, "/api/leaderboards/SH1-C4-AAAAAJ2/players/p_missing")
 
 
 @pytest.mark.parametrize("direction", ["publish", "subscribe"])
