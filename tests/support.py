@@ -131,7 +131,7 @@ class Client:
     async def recv(self, timeout: float = 10) -> dict[str, Any]:
         raw = await asyncio.wait_for(self.ws.recv(), timeout)
         message: dict[str, Any] = json.loads(raw)
-        RECEIVED.append(message)
+        RECEIVED.append(json.loads(raw))  # a copy: tests may change what they got
         return message
 
     async def send(self, message: dict[str, Any] | str) -> None:
