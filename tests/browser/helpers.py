@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import itertools
+import json
 import re
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
+import uvicorn
 from playwright.sync_api import FloatRect, Locator, Page, expect
+from websockets.sync.client import connect
 
 from engine import Action
+from server.app import create_app
+from server.config import Settings
+from tests.support import http
 
 
 def board(page: Page) -> Locator:
@@ -86,3 +97,71 @@ def drag(page: Page, source: Locator, target: Locator, steps: int = 12) -> None:
     page.mouse.down()
     page.mouse.move(goal["x"] + goal["width"] / 2, goal["y"] + goal["height"] / 2, steps=steps)
     page.mouse.up()
+
+
+@contextmanager
+def server_on_port(settings: Settings, port: int) -> Iterator[str]:
+    """The real app under uvicorn on a given port (to restart a server where clients expect it)."""
+    settings = Settings(**{**settings.__dict__, "host": "127.0.0.1", "port": port})
+    config = uvicorn.Config(
+        create_app(settings),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        ws_max_size=settings.limits.max_frame_bytes,
+        ws_per_message_deflate=False,
+        lifespan="on",
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError(f"server did not start on port {port}")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+class WsPlayer:
+    """Another player on a plain WebSocket (the sync client of ``websockets``): an opponent or a
+    rival on a leaderboard, without a second page to drive."""
+
+    def __init__(self, base: str, name: str) -> None:
+        status, body = http("POST", f"{base}/api/players", {"name": name})
+        assert status == 201, body
+        self.id: str = body["id"]
+        self._stack = ExitStack()
+        self.ws = self._stack.enter_context(connect(base.replace("http", "ws", 1) + "/ws", compression=None))
+        self._ids = itertools.count(1)
+        assert self.recv()["type"] == "hello"
+        welcome = self.request("auth", protocol=1, token=body["token"])
+        assert welcome["type"] == "welcome", welcome
+
+    def recv(self) -> dict[str, Any]:
+        message: dict[str, Any] = json.loads(self.ws.recv(timeout=15))
+        return message
+
+    def request(self, kind: str, **fields: Any) -> dict[str, Any]:
+        rid = next(self._ids)
+        self.ws.send(json.dumps({"type": kind, "id": rid, **fields}))
+        while True:
+            message = self.recv()
+            if message.get("id") == rid:
+                return message
+
+    def play(self, game_id: str, actions: list[Action]) -> dict[str, Any]:
+        """Play explicit actions from the start of a game; returns the last state."""
+        state: dict[str, Any] = {}
+        for n, action in enumerate(actions):
+            reply = self.request("act", game_id=game_id, seq=n, action=action.to_json())
+            assert reply["type"] == "result", reply
+            state = reply["state"]
+        return state
+
+    def close(self) -> None:
+        self._stack.close()

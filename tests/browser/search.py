@@ -87,14 +87,15 @@ def hh_stalemate_deal(seed: int = 7, budget: int = 5_000) -> tuple[str, list[Act
 
 @dataclass(frozen=True)
 class SeahavenScenario:
-    """A deal whose first position offers a group move, a tap and a double tap."""
+    """A deal whose first position offers a group move and a tap; after both of them, a
+    double tap that does not go to a foundation and a drop that the rules refuse."""
 
     code: str
     group: Action  # a `move` of two or more cards onto a non-empty column
     tap_at: str  # a top card that goes to its foundation with a single tap
-    double_tap_at: str  # a top card that double tap moves (not to a foundation)
+    double_tap_at: str  # after group and tap: a top card that double tap moves elsewhere
     double_tap_to: str  # where the engine sends it
-    bad_drop: tuple[str, str]  # (source column, destination column) that the rules refuse
+    bad_drop: tuple[str, str]  # after the double tap: (source, destination) columns refused
 
 
 def _first(game: Game, accepts: Callable[[Action], bool]) -> Action | None:
@@ -122,9 +123,16 @@ def _scenario_for(code: str) -> SeahavenScenario | None:
     if group is None or tap is None:
         return None
     busy = {str(group.args[0]), str(group.args[1]), str(tap.args[0])}
+    try:
+        game = game.apply(group).game.apply(Action("tap", (str(tap.args[0]),))).game
+    except Exception:
+        return None
     double = _double_tap_target(game, busy)
-    bad = _bad_drop(game, busy)
-    if double is None or bad is None:
+    if double is None:
+        return None
+    game = game.apply(Action("double_tap", (double[0], 1))).game
+    bad = _bad_drop(game, busy | {double[0]})
+    if bad is None:
         return None
     return SeahavenScenario(code, group, str(tap.args[0]), double[0], double[1], bad)
 

@@ -1,5 +1,30 @@
-// Competing: leaderboards, races and daily challenges (filled in as the server's API lands).
+// Competing: today's dailies, the leaderboards, races, and the rank on the win screen.
+// Everything here speaks the public API: GET /api/daily, /api/leaderboards/…, and the
+// WebSocket's subscribe_leaderboard and race_* requests.
+
+import { Dailies } from "./dailies.js";
+import { api } from "./identity.js";
+import { LeaderboardPage } from "./leaderboard.js";
+import { RacePages } from "./races.js";
+
+/** The win screen's line: this result's rank on the code's leaderboard. */
+export async function rankText(app, info) {
+  const me = app.player.id;
+  const body = await api("GET", `/api/leaderboards/${encodeURIComponent(info.code)}/players/${me}?radius=0`);
+  const where = info.daily ? "today's daily challenge" : `the ${info.code} leaderboard`;
+  if (!info.ranked) return `Practice attempt, not ranked: your ranked attempt is #${body.rank} on ${where}.`;
+  if (body.entry.game_id !== info.id) return `Your best result on this code stays #${body.rank} on ${where}.`;
+  return `Rank #${body.rank} on ${where}.`;
+}
 
 export function install(app) {
+  const dailies = new Dailies();
+  const boards = new LeaderboardPage(app, dailies);
+  const races = new RacePages(app, dailies);
+  app.extensions.push(boards, races);
+  app.play.rankFor = (info) => rankText(app, info);
+  dailies.addEventListener("change", () => app.newGame.sync());
+  dailies.load().catch(() => {});
+  app.races = races;
   return app;
 }

@@ -172,6 +172,7 @@ export class EndDialog {
     );
     this.setRank(rankText || "");
     document.getElementById("end-undo").hidden = won;
+    document.getElementById("end-resign").hidden = won;
     document.getElementById("end-close").hidden = won;
     document.getElementById("end-board").hidden = !canBoard;
     this.dialog.returnValue = "";

@@ -79,13 +79,20 @@ class App {
 
   async route() {
     const { view, value } = parseHash();
-    for (const ext of this.extensions) if (ext.route && ext.route(view, value)) return this.showView(ext.view);
+    for (const ext of this.extensions) {
+      const shown = ext.route ? ext.route(view, value) : null;
+      if (shown) {
+        this.showView(shown);
+        return;
+      }
+    }
     this.showView("play");
     try {
       if (view === "code") await this.startAndLink({ code: value });
       else if (view === "daily") await this.startAndLink({ daily: value });
       else if (view === "game" || view === "watch") await this.openGame(value);
       else if (!this.session.gameId) await this.resumeLast();
+      else replaceHash("game", this.session.gameId);
     } catch (error) {
       toast(error.message || "That game could not be opened", { kind: "error" });
       if (!this.session.gameId) this.newGame.show();
@@ -97,6 +104,12 @@ class App {
       section.hidden = section.id !== `view-${name}`;
     }
     document.body.dataset.view = name;
+    for (const link of document.querySelectorAll(".nav a")) {
+      const current = link.getAttribute("href") === `#${name === "boards" ? "leaderboards" : name}`;
+      if (current) link.setAttribute("aria-current", "page");
+      else link.removeAttribute("aria-current");
+    }
+    for (const ext of this.extensions) if (ext.shown) ext.shown(name);
   }
 
   async startAndLink(fields) {
@@ -139,6 +152,7 @@ class App {
 
   onEndChoice(choice) {
     if (choice === "undo") this.play.undo();
+    else if (choice === "resign") this.session.resign().catch((error) => toast(error.message, { kind: "error" }));
     else if (choice === "new") this.newGame.show({ game: this.play.kind });
     else if (choice === "board") location.hash = `board=${this.session.info.code}`;
   }

@@ -8,8 +8,8 @@
 
 const PROTOCOL = 1;
 const BACKOFF_MS = [200, 400, 800, 1500, 2500, 4000];
-const PING_EVERY_MS = 15000;
-const PONG_WITHIN_MS = 8000;
+const PING_EVERY_MS = 12000;
+const PONG_WITHIN_MS = 6000;
 const FATAL_CLOSES = new Set([4400, 4401, 4403]);
 
 export class RequestError extends Error {
@@ -38,8 +38,19 @@ export class Net extends EventTarget {
     this.retryTimer = null;
     this.pingTimer = null;
     this.authError = null;
-    window.addEventListener("online", () => this.reconnectSoon(0));
+    window.addEventListener("online", () => this.onOnline());
     window.addEventListener("offline", () => this.setState("offline"));
+  }
+
+  /** Back online: check that the socket survived (a ping), or connect again at once. */
+  onOnline() {
+    if (this.ready) {
+      this.setState("online");
+      this.checkAlive();
+    } else {
+      this.attempt = 0;
+      this.reconnectSoon(0);
+    }
   }
 
   start() {

@@ -49,6 +49,26 @@ export class GameSession extends EventTarget {
     return reply;
   }
 
+  /** Take over a game this connection was handed (a race start): same as opening it. */
+  adopt(reply) {
+    if (this.gameId && this.gameId !== reply.game.id) this.unwatch(this.gameId);
+    this.reset();
+    this.adoptGame(reply, "new");
+  }
+
+  /** Give the game up (counted on the leaderboard as resigned). */
+  async resign() {
+    if (!this.isOwner) return null;
+    const gameId = this.gameId;
+    this.dropQueue();
+    const reply = await this.net.request("resign", { game_id: gameId });
+    if (this.gameId === gameId) {
+      this.info = reply.game;
+      this.setState(reply.state, "update");
+    }
+    return reply;
+  }
+
   close() {
     if (this.gameId) this.unwatch(this.gameId);
     this.reset();

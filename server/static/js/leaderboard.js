@@ -1,0 +1,222 @@
+// Leaderboard pages: today's dailies and any code, updated live.
+//
+// The page subscribes to the code's board over the WebSocket (subscribe_leaderboard); each
+// leaderboard_update push re-reads the top of the board and the player's own window over HTTP,
+// so every rank shown is the server's.
+
+import { FAMILIES } from "./dailies.js";
+import { api } from "./identity.js";
+import { formatTime } from "./infobar.js";
+import { el } from "./ui.js";
+
+const CODE_RE = /^\s*[A-Za-z]{2}\d+-[A-Za-z0-9]+-[A-Za-z2-7]{7}\s*$/;
+const RESULTS = { won: "Won", resigned: "Gave up", expired: "Expired", stalemate: "Stalemate", stuck: "Stuck" };
+
+export class LeaderboardPage {
+  constructor(app, dailies) {
+    this.app = app;
+    this.dailies = dailies;
+    this.section = document.getElementById("view-boards");
+    this.code = null;
+    this.subscribed = null;
+    this.refreshTimer = null;
+    this.build();
+    app.net.addEventListener("ready", () => this.resubscribe());
+    app.net.addEventListener("push", (ev) => this.onPush(ev.detail));
+    dailies.addEventListener("change", () => this.renderTabs());
+  }
+
+  dailyFor(family) {
+    return this.dailies.dailyFor(family);
+  }
+
+  build() {
+    this.title = el("h2", { id: "boards-title", text: "Leaderboards" });
+    this.tabs = el("nav", { class: "tabs", "aria-label": "Today's daily challenges" });
+    this.form = el(
+      "form",
+      { class: "code-form", onsubmit: (ev) => this.onCodeForm(ev) },
+      el("label", { for: "board-code" }, "Any code"),
+      el("input", { id: "board-code", name: "code", placeholder: "HH1-N-AAAAAAM", autocomplete: "off", spellcheck: "false" }),
+      el("button", { class: "btn", type: "submit" }, "Show leaderboard"),
+    );
+    this.heading = el("h3", { id: "board-heading", "aria-live": "polite" });
+    this.actions = el("div", { class: "row" });
+    this.table = el("table", { id: "board-table", "aria-labelledby": "board-heading" });
+    this.mine = el("p", { id: "board-mine", class: "muted" });
+    this.section.append(this.title, this.tabs, this.form, this.heading, this.actions, this.table, this.mine);
+  }
+
+  route(view, value) {
+    if (view === "leaderboards") {
+      this.show(this.defaultCode());
+      return "boards";
+    }
+    if (view === "board") {
+      this.show(value);
+      return "boards";
+    }
+    return null;
+  }
+
+  shown(name) {
+    if (name !== "boards") this.leave();
+  }
+
+  defaultCode() {
+    return this.code || this.dailies.codes["HH1-N"] || (this.app.session.state && this.app.session.state.code) || null;
+  }
+
+  renderTabs() {
+    const tabs = FAMILIES.filter((f) => this.dailies.codes[f.key]).map((f) => {
+      const code = this.dailies.codes[f.key];
+      return el("a", {
+        class: "btn",
+        href: `#board=${code}`,
+        "aria-current": code === this.code ? "page" : null,
+        dataset: { family: f.key },
+      }, `${f.label} daily`);
+    });
+    this.tabs.replaceChildren(...tabs);
+    this.tabs.hidden = !tabs.length;
+  }
+
+  onCodeForm(ev) {
+    ev.preventDefault();
+    const input = this.form.elements.code;
+    if (!CODE_RE.test(input.value)) {
+      input.setCustomValidity("Type a code such as HH1-N-AAAAAAM");
+      input.reportValidity();
+      return;
+    }
+    input.setCustomValidity("");
+    location.hash = `board=${input.value.trim().toUpperCase()}`;
+  }
+
+  async show(code) {
+    this.renderTabs();
+    if (!code) {
+      this.heading.textContent = "Today's challenges are loading…";
+      this.dailies.load().then(() => this.show(this.defaultCode())).catch(() => {
+        this.heading.textContent = "Type a code to see its leaderboard";
+      });
+      return;
+    }
+    code = code.toUpperCase();
+    if (this.subscribed && this.subscribed !== code) this.unsubscribe();
+    this.code = code;
+    this.renderTabs();
+    const family = this.dailies.familyOf(code);
+    const label = family ? `${FAMILIES.find((f) => f.key === family).label} daily · ${code}` : code;
+    this.heading.textContent = label;
+    this.section.dataset.code = code;
+    this.renderActions(code);
+    await this.subscribe(code);
+  }
+
+  renderActions(code) {
+    this.actions.replaceChildren(
+      el("a", { class: "btn primary", href: `#code=${code}` }, "Play this code"),
+      el("button", { class: "btn", type: "button", onclick: () => this.app.races.openRace({ code }) }, "Race on this code"),
+    );
+  }
+
+  async subscribe(code) {
+    try {
+      await this.app.net.whenReady();
+      const reply = await this.app.net.request("subscribe_leaderboard", { code });
+      if (this.code !== code) return;
+      this.subscribed = code;
+      this.render(reply.entries);
+      this.loadMine(reply.entries);
+    } catch (error) {
+      if (this.code === code) this.showError(error);
+    }
+  }
+
+  resubscribe() {
+    if (this.subscribed && document.body.dataset.view === "boards") {
+      const code = this.subscribed;
+      this.subscribed = null;
+      this.subscribe(code);
+    }
+  }
+
+  unsubscribe() {
+    const code = this.subscribed;
+    this.subscribed = null;
+    if (code) this.app.net.request("unsubscribe_leaderboard", { code }).catch(() => {});
+  }
+
+  leave() {
+    this.unsubscribe();
+  }
+
+  onPush(message) {
+    if (message.type !== "leaderboard_update" || message.code !== this.subscribed) return;
+    this.flash = message.entry.player.id;
+    clearTimeout(this.refreshTimer);
+    this.refreshTimer = setTimeout(() => this.refresh(), 120);
+  }
+
+  async refresh() {
+    const code = this.subscribed;
+    if (!code) return;
+    try {
+      const body = await api("GET", `/api/leaderboards/${encodeURIComponent(code)}?limit=50`);
+      if (code !== this.subscribed) return;
+      this.render(body.entries);
+      this.loadMine(body.entries);
+    } catch (error) {
+      this.showError(error);
+    }
+  }
+
+  async loadMine(entries) {
+    const me = this.app.player.id;
+    if (entries.some((e) => e.player.id === me)) {
+      this.mine.textContent = "";
+      return;
+    }
+    try {
+      const body = await api("GET", `/api/leaderboards/${encodeURIComponent(this.code)}/players/${me}?radius=0`);
+      this.mine.textContent = `Your rank: #${body.rank} (${describe(body.entry)})`;
+    } catch {
+      this.mine.textContent = "You have no result on this code yet.";
+    }
+  }
+
+  render(entries) {
+    const head = el("thead", {}, el("tr", {}, ...["Rank", "Player", "Result", "Cleared", "Moves", "Time", ""].map((h) => el("th", { scope: "col" }, h))));
+    const rows = entries.map((entry) => this.row(entry));
+    const body = el("tbody", {}, ...rows);
+    if (!rows.length) body.append(el("tr", {}, el("td", { colspan: "7", class: "muted" }, "No results yet: be the first.")));
+    this.table.replaceChildren(head, body);
+    this.flash = null;
+  }
+
+  row(entry) {
+    const me = entry.player.id === this.app.player.id;
+    const tr = el(
+      "tr",
+      { class: [me ? "me" : "", this.flash === entry.player.id ? "flash" : ""].join(" ").trim() || null, dataset: { player: entry.player.id, rank: String(entry.rank) } },
+      el("td", {}, `#${entry.rank}`),
+      el("td", {}, entry.player.name, me ? " (you)" : ""),
+      el("td", {}, RESULTS[entry.result] || entry.result),
+      el("td", {}, String(entry.progress)),
+      el("td", {}, String(entry.moves)),
+      el("td", {}, formatTime(entry.elapsed_ms)),
+      el("td", {}, el("a", { href: `#game=${entry.game_id}` }, "View")),
+    );
+    return tr;
+  }
+
+  showError(error) {
+    this.table.replaceChildren();
+    this.mine.textContent = error.message || "This leaderboard could not be loaded";
+  }
+}
+
+function describe(entry) {
+  return `${RESULTS[entry.result] || entry.result}, ${entry.progress} cleared, ${entry.moves} moves, ${formatTime(entry.elapsed_ms)}`;
+}

@@ -1,0 +1,465 @@
+// Races: open one, share its link, join, count down, follow everyone's progress live, results.
+//
+// The race page follows a race with race_watch (anyone) or race_join (racers); pushes are
+// race_update (the whole race: joins, countdown, start, finish), race_progress (one racer) and,
+// for each racer, race_started with their own game, which the page then plays.
+
+import { formatTime } from "./infobar.js";
+import { linkTo, replaceHash } from "./router.js";
+import { copyText, el, toast } from "./ui.js";
+
+const CODE_RE = /^\s*[A-Za-z]{2}\d+-[A-Za-z0-9]+-[A-Za-z2-7]{7}\s*$/;
+const STATUS_TEXT = {
+  open: "Waiting for racers",
+  countdown: "Starting…",
+  running: "Running",
+  finished: "Finished",
+  cancelled: "Cancelled",
+};
+const RACER_STATUS = { waiting: "waiting", playing: "playing", won: "won", resigned: "gave up", expired: "expired", stalemate: "stalemate", stuck: "stuck" };
+
+export class RacePages {
+  constructor(app, dailies) {
+    this.app = app;
+    this.dailies = dailies;
+    this.section = document.getElementById("view-races");
+    this.strip = document.getElementById("race-strip");
+    this.resultsDialog = document.getElementById("dlg-race");
+    this.race = null;
+    this.role = null; // "owner" | "racer" | "spectator"
+    this.myGameId = null;
+    this.countdownTimer = null;
+    this.buildLobby();
+    this.detail = el("div", { id: "race-detail" });
+    this.section.append(this.detail);
+    app.net.addEventListener("ready", () => this.refollow());
+    app.net.addEventListener("push", (ev) => this.onPush(ev.detail));
+    app.session.addEventListener("state", (ev) => this.onGameState(ev.detail.info));
+    this.resultsDialog.addEventListener("close", () => {
+      if (this.resultsDialog.returnValue === "race" && this.race) location.hash = `race=${this.race.id}`;
+    });
+  }
+
+  // -- routing -------------------------------------------------------------------------
+
+  route(view, value) {
+    if (view === "races") {
+      this.showLobby();
+      return "races";
+    }
+    if (view === "race") {
+      this.showRace(value);
+      return "races";
+    }
+    return null;
+  }
+
+  shown(name) {
+    if (name !== "races" && this.race && this.role === "spectator") this.stopWatching();
+  }
+
+  // -- the lobby: open, join, watch ----------------------------------------------------------
+
+  buildLobby() {
+    const open = el(
+      "form",
+      { id: "race-open-form", onsubmit: (ev) => this.onOpenForm(ev) },
+      el("label", { for: "race-game" }, "Game"),
+      el(
+        "select",
+        { id: "race-game", name: "game" },
+        el("option", { value: "HH:N" }, "Heart to Heart"),
+        el("option", { value: "SH:C4" }, "Seahaven Easy (4 cells)"),
+        el("option", { value: "SH:C2" }, "Seahaven Medium (2 cells)"),
+        el("option", { value: "SH:C1" }, "Seahaven Hard (1 cell)"),
+      ),
+      el("label", { for: "race-code" }, "or a code"),
+      el("input", { id: "race-code", name: "code", placeholder: "optional", autocomplete: "off", spellcheck: "false" }),
+      el("button", { class: "btn primary", type: "submit" }, "Open a race"),
+    );
+    const join = el(
+      "form",
+      { id: "race-join-form", onsubmit: (ev) => this.onLinkForm(ev, "race") },
+      el("label", { for: "race-link" }, "Race link or id"),
+      el("input", { id: "race-link", name: "link", placeholder: "…/#race=r_…", autocomplete: "off" }),
+      el("button", { class: "btn", type: "submit" }, "Go to race"),
+    );
+    const watch = el(
+      "form",
+      { id: "watch-form", onsubmit: (ev) => this.onLinkForm(ev, "game") },
+      el("label", { for: "watch-link" }, "Game link or id"),
+      el("input", { id: "watch-link", name: "link", placeholder: "…/#game=g_…", autocomplete: "off" }),
+      el("button", { class: "btn", type: "submit" }, "Watch live"),
+    );
+    this.lobby = el(
+      "div",
+      { id: "race-lobby" },
+      el("h2", { id: "races-title" }, "Races"),
+      el("p", { class: "muted" }, "Everyone in a race plays the same deal from the same moment. Open a race, send its link to your friends, and start when they are in."),
+      open,
+      el("h3", {}, "Join a race"),
+      join,
+      el("h3", {}, "Watch any game"),
+      el("p", { class: "muted" }, "Paste the link someone shared with Share → watch, or pick a game from a leaderboard or a race."),
+      watch,
+    );
+    this.section.append(this.lobby);
+  }
+
+  showLobby() {
+    this.lobby.hidden = false;
+    this.detail.hidden = true;
+    const state = this.app.session.state;
+    const input = this.lobby.querySelector("#race-code");
+    if (state && !input.value) input.placeholder = state.code;
+  }
+
+  async onOpenForm(ev) {
+    ev.preventDefault();
+    const code = ev.target.elements.code.value;
+    if (code.trim() && !CODE_RE.test(code)) {
+      toast("Type a code such as HH1-N-AAAAAAM, or leave it empty for a random deal", { kind: "error" });
+      return;
+    }
+    const [game, variant] = ev.target.elements.game.value.split(":");
+    await this.openRace(code.trim() ? { code: code.trim().toUpperCase() } : { game, variant });
+  }
+
+  onLinkForm(ev, key) {
+    ev.preventDefault();
+    const text = ev.target.elements.link.value.trim();
+    const match = text.match(new RegExp(`${key}=([\\w-]+)`)) || text.match(/^([rg]_[\w-]+)$/);
+    if (!match) {
+      toast(key === "race" ? "Paste a race link (…/#race=r_…)" : "Paste a game link (…/#game=g_…)", { kind: "error" });
+      return;
+    }
+    location.hash = `${key}=${match[1]}`;
+  }
+
+  async openRace(fields) {
+    try {
+      await this.app.net.whenReady();
+      const reply = await this.app.net.request("race_open", fields);
+      this.adopt(reply);
+      location.hash = `race=${reply.race.id}`;
+    } catch (error) {
+      toast(error.message || "The race could not be opened", { kind: "error" });
+    }
+  }
+
+  // -- one race ----------------------------------------------------------------------------
+
+  async showRace(raceId) {
+    this.lobby.hidden = true;
+    this.detail.hidden = false;
+    if (this.race && this.race.id === raceId) {
+      this.render();
+      return;
+    }
+    this.detail.replaceChildren(el("p", { class: "muted" }, "Loading the race…"));
+    try {
+      await this.follow(raceId);
+    } catch (error) {
+      this.detail.replaceChildren(el("p", { class: "error" }, error.message || "No such race"));
+    }
+  }
+
+  /** Watch the race; a racer (back after a reload or reconnect) joins again to get their game. */
+  async follow(raceId) {
+    await this.app.net.whenReady();
+    let reply = await this.app.net.request("race_watch", { race_id: raceId });
+    const me = this.app.player.id;
+    if (reply.race.racers.some((r) => r.player.id === me)) {
+      reply = await this.app.net.request("race_join", { race_id: raceId });
+    }
+    this.adopt(reply);
+  }
+
+  adopt(reply) {
+    if (this.race && this.race.id !== reply.race.id && this.role === "spectator") this.stopWatching();
+    this.race = reply.race;
+    this.role = reply.role;
+    this.myGameId = reply.game_id || this.myGameId;
+    this.render();
+    this.renderStrip();
+  }
+
+  async join() {
+    try {
+      const reply = await this.app.net.request("race_join", { race_id: this.race.id });
+      this.adopt(reply);
+    } catch (error) {
+      toast(error.message || "Could not join", { kind: "error" });
+    }
+  }
+
+  async start() {
+    const countdown = Number(this.detail.querySelector("#race-countdown").value);
+    try {
+      const reply = await this.app.net.request("race_start", { race_id: this.race.id, countdown_s: countdown });
+      this.adopt(reply);
+    } catch (error) {
+      toast(error.message || "Could not start", { kind: "error" });
+    }
+  }
+
+  async leave() {
+    const race = this.race;
+    try {
+      await this.app.net.request("race_leave", { race_id: race.id });
+    } catch {
+      /* gone already */
+    }
+    this.race = null;
+    this.role = null;
+    this.myGameId = null;
+    this.renderStrip();
+    location.hash = "races";
+  }
+
+  async giveUp() {
+    const gameId = this.myGameId;
+    if (!gameId) return;
+    try {
+      if (this.app.session.gameId === gameId) await this.app.session.resign();
+      else await this.app.net.request("resign", { game_id: gameId });
+    } catch (error) {
+      toast(error.message || "Could not give up", { kind: "error" });
+    }
+  }
+
+  stopWatching() {
+    const race = this.race;
+    this.race = null;
+    this.role = null;
+    clearInterval(this.countdownTimer);
+    this.app.net.request("race_leave", { race_id: race.id }).catch(() => {});
+    this.renderStrip();
+  }
+
+  async refollow() {
+    if (!this.race) return;
+    try {
+      await this.follow(this.race.id);
+      const mine = this.myGameId;
+      if (mine && this.race.status === "running" && this.app.session.gameId !== mine && this.isRacer()) {
+        await this.app.session.open(mine);
+      }
+    } catch {
+      /* the next reconnect tries again */
+    }
+  }
+
+  isRacer() {
+    return this.role === "owner" || this.role === "racer";
+  }
+
+  /** A race game opened by its link (or after a reload): follow its race too. */
+  onGameState(info) {
+    if (info.race_id && (!this.race || this.race.id !== info.race_id) && this.loading !== info.race_id) {
+      this.loading = info.race_id;
+      this.follow(info.race_id)
+        .catch(() => {})
+        .finally(() => {
+          this.loading = null;
+        });
+    }
+    this.renderStrip();
+  }
+
+  // -- pushes ------------------------------------------------------------------------------
+
+  onPush(message) {
+    if (!this.race) return;
+    const raceId = message.race_id || (message.race && message.race.id);
+    if (raceId !== this.race.id) return;
+    if (message.type === "race_update") this.onUpdate(message);
+    else if (message.type === "race_progress") this.onProgress(message.racer);
+    else if (message.type === "race_started") this.onStarted(message);
+  }
+
+  onUpdate({ event, race }) {
+    const wasFinished = this.race.status === "finished";
+    this.race = race;
+    this.render();
+    this.renderStrip();
+    if (event === "finished" && !wasFinished && this.isRacer()) this.showResults();
+    if (event === "cancelled") toast("The race was cancelled by the player who opened it");
+  }
+
+  onProgress(racer) {
+    const racers = this.race.racers.map((r) => (r.player.id === racer.player.id ? racer : r));
+    this.race = { ...this.race, racers };
+    this.render();
+    this.renderStrip();
+  }
+
+  onStarted({ game, state }) {
+    this.myGameId = game.id;
+    this.app.session.adopt({ game, state, role: "owner" });
+    replaceHash("game", game.id);
+    this.app.showView("play");
+    document.getElementById("board").focus({ preventScroll: true });
+  }
+
+  // -- drawing -------------------------------------------------------------------------------
+
+  render() {
+    if (!this.race || this.detail.hidden) return;
+    const race = this.race;
+    const me = this.app.player.id;
+    const inIt = race.racers.some((r) => r.player.id === me);
+    const link = linkTo("race", race.id);
+    this.section.dataset.raceStatus = race.status;
+    const parts = [
+      el("h2", { id: "races-title" }, `Race on ${race.code}`),
+      el("p", { class: "race-status", id: "race-status", role: "status" }, this.statusText()),
+      el(
+        "div",
+        { class: "row" },
+        el("label", { class: "sr-only", for: "race-share" }, "Race link"),
+        el("input", { id: "race-share", readonly: true, value: link }),
+        el("button", { class: "btn", type: "button", onclick: () => this.copyLink(link) }, "Copy link"),
+      ),
+      this.controls(inIt),
+      racersTable(race, me, true),
+    ];
+    this.detail.replaceChildren(...parts);
+    this.tickCountdown();
+  }
+
+  controls(inIt) {
+    const race = this.race;
+    const row = el("div", { class: "row" });
+    if (!inIt && (race.status === "open" || race.status === "countdown")) {
+      row.append(el("button", { class: "btn primary", type: "button", id: "race-join", onclick: () => this.join() }, "Join this race"));
+    }
+    if (this.role === "owner" && race.status === "open") {
+      row.append(
+        el("label", { for: "race-countdown" }, "Countdown"),
+        el("select", { id: "race-countdown" }, ...[3, 5, 10, 30].map((s) => el("option", { value: String(s), selected: s === 5 }, `${s} s`))),
+        el("button", { class: "btn primary", type: "button", id: "race-start", onclick: () => this.start() }, "Start the race"),
+      );
+    }
+    if (inIt && (race.status === "open" || race.status === "countdown")) {
+      row.append(el("button", { class: "btn", type: "button", onclick: () => this.leave() }, this.role === "owner" ? "Cancel the race" : "Leave"));
+    }
+    if (inIt && race.status === "running" && this.myGameId) {
+      row.append(el("a", { class: "btn primary", href: `#game=${this.myGameId}` }, "Back to my game"));
+    }
+    if (race.status === "finished" || race.status === "cancelled") {
+      row.append(el("a", { class: "btn", href: `#board=${race.code}` }, "Leaderboard"));
+      row.append(el("button", { class: "btn", type: "button", onclick: () => this.openRematch() }, "New race on this code"));
+    }
+    return row;
+  }
+
+  openRematch() {
+    this.openRace({ code: this.race.code });
+  }
+
+  statusText() {
+    const race = this.race;
+    if (race.status === "countdown") return `Starting in ${this.secondsLeft()}…`;
+    if (race.status === "open") {
+      const n = race.racers.length;
+      return `${STATUS_TEXT.open}: ${n} racer${n === 1 ? "" : "s"} in`;
+    }
+    return STATUS_TEXT[race.status] || race.status;
+  }
+
+  secondsLeft() {
+    const left = (this.race.starts_at || 0) - this.dailies.serverNow();
+    return Math.max(0, Math.ceil(left / 1000));
+  }
+
+  tickCountdown() {
+    clearInterval(this.countdownTimer);
+    if (!this.race || this.race.status !== "countdown") return;
+    const paint = () => {
+      const text = this.statusText();
+      for (const node of document.querySelectorAll("#race-status, #race-strip .race-status")) node.textContent = text;
+    };
+    paint();
+    this.countdownTimer = setInterval(paint, 200);
+  }
+
+  async copyLink(link) {
+    const ok = await copyText(link);
+    toast(ok ? "Race link copied: send it to the other racers" : "Select the link and copy it");
+  }
+
+  /** The compact progress strip above the board while playing a race game. */
+  renderStrip() {
+    const info = this.app.session.info;
+    const racing = this.race && info && info.race_id === this.race.id;
+    this.strip.hidden = !racing;
+    if (!racing) return;
+    const me = this.app.player.id;
+    const items = this.race.racers.map((r) => racerChip(r, me));
+    this.strip.replaceChildren(
+      el("a", { href: `#race=${this.race.id}`, class: "race-status" }, this.statusText()),
+      ...items,
+      this.isRacer() && this.race.status === "running" && info.id === this.myGameId && !info.finished_at
+        ? el("button", { class: "btn", type: "button", id: "race-give-up", onclick: () => this.giveUp() }, "Give up")
+        : null,
+    );
+    this.tickCountdown();
+  }
+
+  showResults() {
+    const results = document.getElementById("race-results");
+    results.replaceChildren(racersTable(this.race, this.app.player.id, false));
+    const endDialog = document.getElementById("dlg-end");
+    if (endDialog.open) endDialog.close("dismiss");
+    if (!this.resultsDialog.open) this.resultsDialog.showModal();
+  }
+}
+
+function racersTable(race, me, withWatch) {
+  const head = ["Place", "Racer", "Status", "Progress", "Moves", "Time", withWatch ? "" : null].filter((h) => h !== null);
+  const rows = race.racers.map((r) =>
+    el(
+      "tr",
+      { class: r.player.id === me ? "me" : null, dataset: { player: r.player.id, status: r.status, progress: String(r.progress) } },
+      el("td", {}, r.place ? ordinal(r.place) : "–"),
+      el("td", {}, r.player.name, r.player.id === me ? " (you)" : ""),
+      el("td", {}, RACER_STATUS[r.status] || r.status),
+      el("td", {}, progressBar(r)),
+      el("td", {}, String(r.moves)),
+      el("td", {}, formatTime(r.elapsed_ms)),
+      withWatch ? el("td", {}, r.game_id && r.player.id !== me ? el("a", { href: `#game=${r.game_id}` }, "Watch") : "") : null,
+    ),
+  );
+  return el(
+    "table",
+    { class: "racers", "aria-label": "Racers" },
+    el("thead", {}, el("tr", {}, ...head.map((h) => el("th", { scope: "col" }, h)))),
+    el("tbody", {}, ...rows),
+  );
+}
+
+function progressBar(racer) {
+  const total = racer.progress_total || 1;
+  const pct = Math.round((100 * racer.progress) / total);
+  return el(
+    "div",
+    { class: "progress-cell" },
+    el("div", { class: "bar", role: "progressbar", "aria-valuemin": "0", "aria-valuemax": String(total), "aria-valuenow": String(racer.progress), "aria-label": `${racer.player.name}: ${racer.progress} of ${total}` }, el("span", { style: `width:${pct}%` })),
+    el("span", {}, `${racer.progress}/${total}`),
+  );
+}
+
+function racerChip(racer, me) {
+  return el(
+    "div",
+    { class: `racer${racer.player.id === me ? " me" : ""}`, dataset: { player: racer.player.id, progress: String(racer.progress) } },
+    el("span", { class: "name" }, racer.place ? `${ordinal(racer.place)} ` : "", racer.player.name),
+    progressBar(racer),
+  );
+}
+
+function ordinal(n) {
+  const suffix = n % 100 >= 11 && n % 100 <= 13 ? "th" : { 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th";
+  return `${n}${suffix}`;
+}

@@ -1,0 +1,130 @@
+"""Competing in the browser: a leaderboard page updating live, a race between two browser
+contexts (open, share, join, countdown, live progress, results), today's dailies."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.browser.conftest import DESKTOP
+from tests.browser.helpers import WsPlayer, board, open_code, play_hh_action, wait_seq
+from tests.browser.search import hh_winning_deal
+
+pytestmark = pytest.mark.browser
+
+
+def test_leaderboard_updates_live(page: Page, site: str) -> None:
+    code, line = hh_winning_deal(seed=21)
+    page.goto(f"{site}/#board={code}")
+    table = page.locator("#board-table")
+    expect(page.locator("#board-heading")).to_have_text(code)
+    expect(table).to_contain_text("No results yet")
+
+    quitter = WsPlayer(site, "Quitter")
+    winner = WsPlayer(site, "Winner")
+    try:
+        game = quitter.request("new_game", code=code)
+        quitter.play(game["game"]["id"], line[:4])
+        assert quitter.request("resign", game_id=game["game"]["id"])["type"] == "game"
+        row = table.locator(f'tr[data-player="{quitter.id}"]')
+        expect(row).to_contain_text("Gave up")
+        expect(row).to_have_attribute("data-rank", "1")
+
+        game = winner.request("new_game", code=code)
+        state = winner.play(game["game"]["id"], line)
+        assert state["status"] == "won"
+        expect(table.locator(f'tr[data-player="{winner.id}"]')).to_have_attribute("data-rank", "1")
+        expect(table.locator(f'tr[data-player="{winner.id}"]')).to_contain_text("Won")
+        expect(row).to_have_attribute("data-rank", "2")
+    finally:
+        quitter.close()
+        winner.close()
+
+    # The winner's game can be viewed from the board.
+    table.locator(f'tr[data-player="{winner.id}"] a').click()
+    expect(board(page)).to_have_attribute("data-role", "spectator")
+    expect(board(page)).to_have_attribute("data-status", "won")
+
+
+def test_dailies_are_offered(page: Page, site: str) -> None:
+    page.goto(f"{site}/#leaderboards")
+    tabs = page.locator("#view-boards nav.tabs a")
+    expect(tabs).to_have_count(4)
+    hh_daily = str(tabs.first.get_attribute("href")).split("=")[1]
+    expect(page.locator("#board-heading")).to_contain_text(hh_daily)
+    page.locator("#btn-new").click()
+    dialog = page.locator("#dlg-new")
+    daily = dialog.locator("#new-daily")
+    expect(daily).to_be_visible()
+    daily.click()
+    expect(page.locator("#info-code")).to_have_text(hh_daily)
+    expect(board(page)).to_have_attribute("data-seq", "0")
+
+
+def test_race_between_two_browsers(browser: Browser, site: str) -> None:
+    code, line = hh_winning_deal(seed=33)
+    alice_ctx = browser.new_context(viewport=DESKTOP)
+    bob_ctx = browser.new_context(viewport=DESKTOP)
+    try:
+        alice, bob = alice_ctx.new_page(), bob_ctx.new_page()
+        for page, name in ((alice, "Alice"), (bob, "Bob")):
+            open_code(page, site, "HH1-N-AAAAAAA")  # creates the player
+            page.locator("#btn-settings").click()
+            page.locator("#player-name").fill(name)
+            page.locator("#btn-rename").click()
+            expect(page.locator("#name-status")).to_have_text(f"Saved: you are {name}")
+            page.locator('#form-settings button[value="close"]').click()
+            expect(page.locator("#conn")).to_have_attribute("data-state", "online")
+
+        # Alice opens a race on the code and shares its link.
+        alice.goto(f"{site}/#races")
+        alice.locator("#race-code").fill(code)
+        alice.get_by_role("button", name="Open a race").click()
+        expect(alice).to_have_url(re.compile(r"#race=r_"))
+        expect(alice.locator("#race-status")).to_have_text("Waiting for racers: 1 racer in")
+        link = alice.locator("#race-share").input_value()
+        assert "#race=r_" in link
+
+        # Bob opens the link and joins; Alice sees him arrive.
+        bob.goto(link)
+        bob.get_by_role("button", name="Join this race").click()
+        for page in (alice, bob):
+            expect(page.locator("#race-detail table.racers tbody tr")).to_have_count(2)
+        expect(alice.locator("#race-detail")).to_contain_text("Bob")
+
+        # Alice starts with a countdown; both boards open on the same deal.
+        alice.locator("#race-countdown").select_option("3")
+        alice.locator("#race-start").click()
+        expect(bob.locator("#race-status")).to_contain_text("Starting in")
+        for page in (alice, bob):
+            expect(board(page)).to_have_attribute("data-seq", "0", timeout=20_000)
+            expect(page.locator("#info-code")).to_have_text(code)
+            expect(page.locator("#race-strip")).to_be_visible()
+            expect(page.locator("#race-strip .race-status")).to_have_text("Running")
+
+        # Alice's progress shows on Bob's strip, live.
+        alice_id = alice.locator("body").get_attribute("data-player")
+        first_pair = next(n for n, a in enumerate(line) if a.kind == "pair")
+        for action in line[: first_pair + 1]:
+            play_hh_action(alice, action)
+        chip = bob.locator(f'#race-strip .racer[data-player="{alice_id}"]')
+        expect(chip).not_to_have_attribute("data-progress", "0")
+
+        # Bob gives up; Alice plays on to a win; both see the results.
+        bob.locator("#race-give-up").click()
+        expect(board(bob)).to_have_attribute("data-status", "resigned")
+        for action in line[first_pair + 1 :]:
+            play_hh_action(alice, action)
+        for page in (alice, bob):
+            results = page.locator("#dlg-race")
+            expect(results).to_be_visible()
+            first = results.locator("tbody tr").first
+            expect(first).to_contain_text("1st")
+            expect(first).to_contain_text("Alice")
+            expect(results.locator("tbody tr").nth(1)).to_contain_text("Bob")
+        wait_seq(alice, len(line) + sum(1 for a in line if a.kind == "pair"))
+    finally:
+        alice_ctx.close()
+        bob_ctx.close()
