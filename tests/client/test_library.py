@@ -20,8 +20,9 @@ from client import (
     verify_game,
 )
 from client.deals import matches_state
+from server.config import Settings
 from tests.client.proxy import proxy_to
-from tests.support import RECEIVED
+from tests.support import RECEIVED, running_server
 
 PAIR_NOW = "HH1-N-AAAAAC5"  # heart:25 pairs with the waste at once
 TAP_NOW = "SH1-C4-AAAAAAB"  # col:4 taps onto its foundation at once
@@ -200,3 +201,19 @@ def test_deals_match_the_spec_vectors() -> None:
     sh = deal("SH1-C1-AAAAAJ2")
     assert sh.layout["columns"][1] == ["AH", "9S", "AC", "8S", "9D", "4H"] and sh.layout["cells"] == ["3C"]
     assert len(sh.deck) == 52 and sorted(deal("SH1-C4-AAAAAJ2").deck) == sorted(sh.deck)
+
+
+async def test_a_server_restart_is_survived(database_url: str) -> None:
+    """bye and close 1001, then the same game on a new server process over the same database."""
+    settings = Settings(database_url=database_url, secret="test-secret")
+    with running_server(settings) as first:
+        async with proxy_to(first) as proxy:
+            client = make(proxy.url, await player(first))
+            game = await client.new_game(PAIR_NOW)
+            await game.touch("heart:25")
+            with running_server(settings) as second:
+                proxy.target_port = int(second.rsplit(":", 1)[1])
+                proxy.cut()  # as the first server goes away
+                result = await game.touch("waste")
+            assert result.outcome.points == 10 and game.state.seq == 2 and client.connects == 2
+            await client.close()
