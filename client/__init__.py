@@ -16,6 +16,7 @@ See docs/clients.md. Everything here speaks the public protocol only
 (docs/protocol.md), so it doubles as a reference client for other languages.
 """
 
+from client.competition import LeaderboardFeed, RaceHandle
 from client.core import SolitaireClient
 from client.deals import Deal, deal
 from client.errors import (
@@ -52,9 +53,11 @@ __all__ = [
     "GameState",
     "HttpApi",
     "IllegalActionError",
+    "LeaderboardFeed",
     "NotFoundError",
     "Outcome",
     "Player",
+    "RaceHandle",
     "RateLimitedError",
     "RequestError",
     "Result",
