@@ -165,3 +165,27 @@ def _bad_drop(game: Game, busy: set[str]) -> tuple[str, str] | None:
             if i != j and src not in busy and dst not in busy and (src, dst) not in legal:
                 return src, dst
     return None
+
+
+def seahaven_stuck_line(seed: int = 3, tries: int = 20, depth: int = 12) -> tuple[str, list[Action]]:
+    """A Hard (one cell) deal and a few random useful moves that leave no move at all (``stuck``)."""
+    for n, code in enumerate(codes("SH1-C1-", seed)):
+        if n > 5_000:
+            break
+        rng = random.Random(n)
+        for _ in range(tries):
+            game, path = Game.new(code), []
+            for _ in range(depth):
+                moves = [a for a in game.legal_actions() if a.kind == "move" and _useful(a)]
+                if not moves:
+                    break
+                action = rng.choice(moves)
+                game, path = game.apply(action).game, [*path, action]
+                if game.status == "stuck":
+                    return code, path
+    raise AssertionError("no stuck Seahaven position found")
+
+
+def _useful(action: Action) -> bool:
+    src, dst = str(action.args[0]), str(action.args[1])
+    return not src.startswith("found") and not (src.startswith("cell") and dst.startswith("cell"))

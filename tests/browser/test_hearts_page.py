@@ -124,3 +124,43 @@ def test_play_a_deal_to_a_win(page: Page, site: str) -> None:
     expect(dialog.locator("h2")).to_have_text("You won!")
     expect(dialog.locator("#end-stats")).to_contain_text("250")
     expect(page.locator("#board .heart .card:not([hidden])")).to_have_count(0)
+
+
+def test_keyboard_play(page: Page, site: str) -> None:
+    code, line = hh_winning_deal()
+    open_code(page, site, code)
+    game = Game.new(code)
+    first_pair = next(n for n, a in enumerate(line) if a.kind == "pair")
+    # D draws from the stock, wherever the focus is.
+    page.locator("body").press("d")
+    wait_seq(page, 1)
+    for action in line[1:first_pair]:
+        assert action.kind == "draw"
+        page.keyboard.press("d")
+    wait_seq(page, first_pair)
+    for action in line[:first_pair]:
+        game = game.apply(action).game
+    # Enter on a focused card touches it: the pair is made with two key presses.
+    a, b = (str(x) for x in line[first_pair].args)
+    at(page, a).focus()
+    page.keyboard.press("Enter")
+    wait_seq(page, first_pair + 1)
+    expect(at(page, a)).to_have_class(SELECTED)
+    if b == "waste":
+        page.keyboard.press("w")
+        expect(at(page, "waste")).to_be_focused()
+    else:
+        at(page, b).focus()
+    page.keyboard.press("Space")
+    wait_seq(page, first_pair + 2)
+    expect(page.locator("#info-progress")).to_have_text(f"{game.apply(line[first_pair]).game.progress} / 25")
+    # U undoes the pair; arrow keys walk between cards by their place on screen.
+    page.keyboard.press("u")
+    wait_seq(page, first_pair + 3)
+    expect(page.locator("#info-progress")).to_have_text(f"{game.progress} / 25")
+    at(page, "heart:25").focus()
+    page.keyboard.press("ArrowUp")
+    focused = page.evaluate("document.activeElement.dataset.loc")
+    assert focused in ("heart:23", "heart:24")
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate("document.activeElement.dataset.loc") != focused

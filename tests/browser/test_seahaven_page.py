@@ -19,7 +19,7 @@ from tests.browser.helpers import (
     set_setting,
     wait_seq,
 )
-from tests.browser.search import seahaven_scenario
+from tests.browser.search import seahaven_scenario, seahaven_stuck_line
 
 pytestmark = pytest.mark.browser
 
@@ -141,3 +141,20 @@ def test_keyboard_play(page: Page, site: str) -> None:
     focused = page.evaluate("document.activeElement.dataset.loc")
     assert focused != src and str(focused).startswith(("col:", "cell:", "found:"))
     expect(board(page)).to_have_attribute("data-status", "playing")
+
+
+def test_stuck_notice_offers_undo(page: Page, site: str) -> None:
+    code, line = seahaven_stuck_line()
+    open_code(page, site, code)
+    for n, action in enumerate(line):
+        # Set up through the page's own session (the same `act` a drag sends).
+        page.evaluate("action => window.solitaire.session.act(action)", action.to_json())
+        wait_seq(page, n + 1)
+    expect(board(page)).to_have_attribute("data-status", "stuck")
+    expect(page.locator("#banner")).to_contain_text("Stuck")
+    dialog = page.locator("#dlg-end")
+    expect(dialog).to_be_visible()
+    dialog.get_by_role("button", name="Undo").click()
+    wait_seq(page, len(line) + 1)
+    expect(board(page)).to_have_attribute("data-status", "playing")
+    expect(page.locator("#banner")).to_be_hidden()

@@ -15,7 +15,7 @@ export function moveFocus(root, from, key) {
     const along = (c.x - origin.x) * dir[0] + (c.y - origin.y) * dir[1];
     if (along <= 2) continue;
     const across = Math.abs((c.x - origin.x) * dir[1]) + Math.abs((c.y - origin.y) * dir[0]);
-    const score = along + across * 2.5;
+    const score = along + across * 1.2;
     if (score < bestScore) {
       bestScore = score;
       best = el;

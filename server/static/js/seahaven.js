@@ -186,9 +186,10 @@ export class SeahavenBoard {
     if (!this.cw || !this.state) return;
     const ch = this.cw * RATIO;
     const room = this.colRow.clientHeight || this.height - ch * 1.2;
+    const widest = this.el.classList.contains("narrow") ? ch * 0.5 : ch * 0.3;
     this.state.board.columns.forEach((cards, i) => {
       const n = cards.length;
-      const fan = n > 1 ? Math.min(ch * 0.3, Math.max(ch * 0.12, (room - ch) / (n - 1))) : 0;
+      const fan = n > 1 ? Math.min(widest, Math.max(ch * 0.12, (room - ch) / (n - 1))) : 0;
       this.columns[i].el.style.setProperty("--fan", `${fan.toFixed(1)}px`);
     });
   }

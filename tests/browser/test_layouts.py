@@ -1,0 +1,134 @@
+"""Desktop and phone layouts: both games fit the screen, touch drags work on a phone, and the
+screenshots in docs/screenshots/ (shown by the README) are taken from these pages."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, expect
+
+from engine import Game
+from tests.browser.conftest import DESKTOP, PHONE
+from tests.browser.helpers import at, board, box, card, column_cards, open_code, play_hh_action, wait_seq
+from tests.browser.search import hh_winning_deal, seahaven_scenario
+
+pytestmark = pytest.mark.browser
+
+SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+
+@pytest.fixture(params=["desktop", "phone"])
+def device(request: pytest.FixtureRequest, browser: Browser) -> Iterator[tuple[str, BrowserContext]]:
+    if request.param == "desktop":
+        context = browser.new_context(viewport=DESKTOP)
+    else:
+        context = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True, has_touch=True)
+    yield request.param, context
+    context.close()
+
+
+def fits_the_screen(page: Page) -> None:
+    width = page.evaluate("document.documentElement.scrollWidth")
+    viewport = page.viewport_size
+    assert viewport is not None and width <= viewport["width"]
+    cards = page.locator("#board .card:not([hidden])")
+    for i in range(cards.count()):
+        rect = box(cards.nth(i))
+        assert rect["x"] >= 0 and rect["x"] + rect["width"] <= viewport["width"] + 0.5
+        assert rect["y"] + rect["height"] <= viewport["height"] + 0.5
+
+
+def hearts_mid_game(page: Page, site: str) -> None:
+    """Stop where the winning line shows the most placement help, a few pairs in."""
+    code, line = hh_winning_deal()
+    game, best, stop = Game.new(code), -1, 0
+    for n, action in enumerate(line):
+        framed = len(game.view()["hints"]["framed"])
+        if 4 <= game.progress <= 14 and framed > best:
+            best, stop = framed, n
+        game = game.apply(action).game
+    open_code(page, site, code)
+    for action in line[:stop]:
+        play_hh_action(page, action)
+    expect(page.locator("#board .card.framed").first).to_be_visible()
+
+
+def seahaven_mid_game(page: Page, site: str) -> None:
+    s = seahaven_scenario()
+    open_code(page, site, s.code)
+    page.locator('#board [data-loc="col:1"]').last.wait_for()
+    for n, action in enumerate(
+        [
+            {"type": "move", "from": s.group.args[0], "to": s.group.args[1], "count": s.group.args[2]},
+            {"type": "tap", "at": s.tap_at},
+            {"type": "double_tap", "at": s.double_tap_at, "count": 1},
+        ]
+    ):
+        # Through the page's own session, as a click or drag would send them.
+        page.evaluate("action => window.solitaire.session.act(action)", action)
+        wait_seq(page, n + 1)
+
+
+def test_heart_to_heart_layout(device: tuple[str, BrowserContext], site: str) -> None:
+    name, context = device
+    page = context.new_page()
+    hearts_mid_game(page, site)
+    fits_the_screen(page)
+    page.screenshot(path=str(SHOTS / f"heart-to-heart-{name}.png"))
+
+
+def test_seahaven_layout(device: tuple[str, BrowserContext], site: str) -> None:
+    name, context = device
+    page = context.new_page()
+    seahaven_mid_game(page, site)
+    fits_the_screen(page)
+    page.screenshot(path=str(SHOTS / f"seahaven-{name}.png"))
+
+
+def touch_drag(page: Page, start: tuple[float, float], end: tuple[float, float], steps: int = 10) -> None:
+    """A finger drag, sent as real touch events through the DevTools protocol."""
+    cdp = page.context.new_cdp_session(page)
+
+    def touch(kind: str, x: float, y: float) -> None:
+        points = [] if kind == "touchEnd" else [{"x": x, "y": y, "id": 1}]
+        cdp.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
+
+    touch("touchStart", *start)
+    for i in range(1, steps + 1):
+        x = start[0] + (end[0] - start[0]) * i / steps
+        y = start[1] + (end[1] - start[1]) * i / steps
+        touch("touchMove", x, y)
+    touch("touchEnd", *end)
+    cdp.detach()
+
+
+def test_touch_drag_and_tap_on_a_phone(browser: Browser, site: str) -> None:
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    try:
+        page = context.new_page()
+        s = seahaven_scenario()
+        open_code(page, site, s.code)
+        src, dst, count = str(s.group.args[0]), str(s.group.args[1]), int(s.group.args[2])
+        moved = column_cards(page, int(src.split(":")[1]))[-count:]
+        head = box(card(page, moved[0]))
+        target = box(page.locator("#board .column").nth(int(dst.split(":")[1]) - 1))
+        touch_drag(
+            page,
+            (head["x"] + head["width"] / 2, head["y"] + 4),
+            (target["x"] + target["width"] / 2, target["y"] + target["height"] / 2),
+        )
+        wait_seq(page, 1)
+        for text in moved:
+            expect(card(page, text)).to_have_attribute("data-loc", dst)
+        # A tap with a finger sends a card to its foundation.
+        top = column_cards(page, int(s.tap_at.split(":")[1]))[-1]
+        card(page, top).tap()
+        wait_seq(page, 2)
+        expect(card(page, top)).to_have_attribute("data-loc", re.compile(r"^found:"))
+        at(page, "col:1").wait_for()
+        expect(board(page)).to_have_attribute("data-status", "playing")
+    finally:
+        context.close()
