@@ -91,6 +91,7 @@ class SolitaireClient:
         retries: int = 6,
         timeout: float = 15.0,
         trace: Listener | None = None,
+        trace_sent: Listener | None = None,
         protocol: int = PROTOCOL_VERSION,
     ) -> None:
         self.http = HttpApi(server, token, timeout)
@@ -101,6 +102,7 @@ class SolitaireClient:
         self.timeout = timeout
         self.protocol = protocol
         self.trace = trace  # sees every message received, replies included
+        self.trace_sent = trace_sent  # sees every message sent
         self.hello: dict[str, Any] = {}
         self.player: Player | None = None
         self.connects = 0  # successful connections so far; > 1 means it reconnected
@@ -351,7 +353,7 @@ class SolitaireClient:
         auth: dict[str, Any] = {"type": "auth", "id": next(self._ids), "protocol": self.protocol}
         if self.token:
             auth["token"] = self.token
-        await ws.send(json.dumps(auth))
+        await self._send(ws, auth)
         welcome = await self._receive(ws)
         if welcome.get("type") == "error":
             raise error_from(welcome)
@@ -399,7 +401,7 @@ class SolitaireClient:
         try:
             await self._bucket.take()
             try:
-                await ws.send(json.dumps(message))
+                await self._send(ws, message)
                 return await asyncio.wait_for(future, self.timeout)
             except ConnectionClosed:
                 raise _Dropped() from None
@@ -408,6 +410,11 @@ class SolitaireClient:
                 raise _Dropped() from None
         finally:
             self._pending.pop(rid, None)
+
+    async def _send(self, ws: ClientConnection, message: dict[str, Any]) -> None:
+        await ws.send(json.dumps(message))
+        if self.trace_sent is not None:
+            self.trace_sent(message)
 
     async def _read(self, ws: ClientConnection) -> None:
         try:

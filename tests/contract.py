@@ -3,8 +3,9 @@
 Every message a test client receives lands in ``tests.support.RECEIVED``. At
 the end of the session :func:`pytest_sessionfinish` (imported by
 ``tests/conftest.py``) validates all of them against ``asyncapi.json`` and,
-when the whole suite ran, checks that every documented server message type
-was seen at least once. A violation fails the run, whichever test caused it.
+when the whole suite ran, checks that every documented message type was
+exercised: each server message received, each request sent (requests are
+recorded from the client library's ``trace_sent``). A violation fails the run, whichever test caused it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from referencing.jsonschema import DRAFT7, DRAFT202012
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "server" / "schema"
 BASE = "https://solitaire.invalid/api/schema/"  # where the two documents resolve each other
 MAX_REPORTED = 20
+SENT: list[dict[str, Any]] = []  # requests the client library sent during the session (by type)
 
 
 def load(name: str) -> dict[str, Any]:
@@ -99,6 +101,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         seen = {m.get("type") for m in RECEIVED}
         unseen = sorted(server_message_types() - seen)
         report += [f"documented message type {t!r} was never received during the suite" for t in unseen]
+        unsent = sorted(set(message_names("publish")) - {m.get("type") for m in SENT})
+        report += [f"documented request type {t!r} was never sent during the suite" for t in unsent]
     if not report:
         return
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")

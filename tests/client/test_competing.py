@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 
 from client import SolitaireClient
+from tests.contract import SENT
 from tests.support import RECEIVED
 
 CODE = "HH1-N-AAAAAC5"  # heart:25 pairs with the waste at once
 
 
 def make(server: str, token: str | None = None) -> SolitaireClient:
-    return SolitaireClient(server, token, trace=RECEIVED.append)
+    return SolitaireClient(server, token, trace=RECEIVED.append, trace_sent=SENT.append)
 
 
 async def token(server: str, name: str) -> str:

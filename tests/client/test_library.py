@@ -22,6 +22,7 @@ from client import (
 from client.deals import matches_state
 from server.config import Settings
 from tests.client.proxy import proxy_to
+from tests.contract import SENT
 from tests.support import RECEIVED, running_server
 
 PAIR_NOW = "HH1-N-AAAAAC5"  # heart:25 pairs with the waste at once
@@ -30,7 +31,7 @@ TAP_NOW = "SH1-C4-AAAAAAB"  # col:4 taps onto its foundation at once
 
 def make(server: str, token: str | None = None, **options: object) -> SolitaireClient:
     """A client whose received messages join the session's contract check."""
-    return SolitaireClient(server, token, trace=RECEIVED.append, **options)  # type: ignore[arg-type]
+    return SolitaireClient(server, token, trace=RECEIVED.append, trace_sent=SENT.append, **options)  # type: ignore[arg-type]
 
 
 async def player(server: str, name: str = "Lib") -> str:
