@@ -41,6 +41,7 @@ class App {
     this.net.addEventListener("ready", (ev) => this.onReady(ev.detail));
     this.net.addEventListener("fatal", (ev) => this.onFatal(ev.detail));
     this.session.addEventListener("state", (ev) => this.onGameState(ev.detail));
+    this.session.addEventListener("lost", () => this.onGameLost());
     window.addEventListener("hashchange", () => this.route());
     document.addEventListener("keydown", (ev) => this.onKey(ev));
     document.getElementById("btn-new").addEventListener("click", () => this.newGame.show({ game: this.play.kind }));
@@ -91,7 +92,7 @@ class App {
       if (view === "code") await this.startAndLink({ code: value });
       else if (view === "daily") await this.startAndLink({ daily: value });
       else if (view === "game" || view === "watch") await this.openGame(value);
-      else if (!this.session.gameId) await this.resumeLast();
+      else if (!this.session.gameId || !this.session.isOwner) await this.resumeLast();
       else replaceHash("game", this.session.gameId);
     } catch (error) {
       toast(error.message || "That game could not be opened", { kind: "error" });
@@ -130,10 +131,11 @@ class App {
     await this.session.open(gameId);
   }
 
+  /** Back to the player's own last game (from a watched one, or on a fresh visit). */
   async resumeLast() {
     const last = localStorage.getItem(LAST_GAME);
     if (!last) {
-      this.newGame.show();
+      if (!this.session.gameId) this.newGame.show();
       return;
     }
     try {
@@ -148,6 +150,13 @@ class App {
   onGameState({ info, role }) {
     if (role === "owner") localStorage.setItem(LAST_GAME, info.id);
     document.title = `${info.code} · Solitaire`;
+  }
+
+  onGameLost() {
+    localStorage.removeItem(LAST_GAME);
+    this.play.clear();
+    toast("That game is no longer on the server: start a new one", { kind: "error", ms: 6000 });
+    this.newGame.show();
   }
 
   onEndChoice(choice) {

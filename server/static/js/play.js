@@ -103,7 +103,6 @@ export class PlayView {
     else if (state.status === "stalemate") text = "No more possible moves: undo, or start a new game.";
     else if (state.status === "stuck") text = "Stuck: no card can move. Undo, or start a new game.";
     else if (state.status === "resigned") text = "This game was given up.";
-    else if (state.status === "won" && info.race_id === null) text = "";
     this.banner.hidden = !text;
     this.banner.textContent = text;
     this.banner.dataset.kind = role === "spectator" ? "watch" : DEAD_ENDS.has(state.status) ? "dead-end" : "info";
@@ -121,6 +120,7 @@ export class PlayView {
   }
 
   async showEnd(state, kind) {
+    if (document.getElementById("dlg-race").open) return; // the race's results say it all
     const canBoard = Boolean(this.rankFor);
     this.endDialog.show({ state, kind, rankText: "", canBoard });
     if (kind !== "won" || !this.rankFor) return;

@@ -397,14 +397,18 @@ export class RacePages {
     if (!racing) return;
     const me = this.app.player.id;
     const items = this.race.racers.map((r) => racerChip(r, me));
+    const canGiveUp = this.isRacer() && this.race.status === "running" && info.id === this.myGameId && this.stillPlaying();
     this.strip.replaceChildren(
       el("a", { href: `#race=${this.race.id}`, class: "race-status" }, this.statusText()),
       ...items,
-      this.isRacer() && this.race.status === "running" && info.id === this.myGameId && !info.finished_at
-        ? el("button", { class: "btn", type: "button", id: "race-give-up", onclick: () => this.giveUp() }, "Give up")
-        : null,
+      ...(canGiveUp ? [el("button", { class: "btn", type: "button", id: "race-give-up", onclick: () => this.giveUp() }, "Give up")] : []),
     );
     this.tickCountdown();
+  }
+
+  stillPlaying() {
+    const state = this.app.session.state;
+    return Boolean(state) && !["won", "resigned", "expired"].includes(state.status);
   }
 
   showResults() {

@@ -164,8 +164,12 @@ export class GameSession extends EventTarget {
       const reply = await this.net.request("open_game", { game_id: gameId });
       if (this.gameId !== gameId) return;
       this.adoptGame(reply, "resume");
-    } catch {
-      return; // the connection dropped again; the next "ready" retries
+    } catch (error) {
+      if (error.code === "not_found" && this.gameId === gameId) {
+        this.close(); // the server no longer has it (a new database)
+        this.dispatchEvent(new CustomEvent("lost", { detail: { gameId } }));
+      }
+      return; // otherwise the connection dropped again; the next "ready" retries
     }
     if (this.inflight) this.send();
     else this.pump();
