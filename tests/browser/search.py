@@ -174,7 +174,7 @@ def seahaven_stuck_line(seed: int = 3, tries: int = 20, depth: int = 12) -> tupl
             break
         rng = random.Random(n)
         for _ in range(tries):
-            game, path = Game.new(code), []
+            game, path = Game.new(code), list[Action]()
             for _ in range(depth):
                 moves = [a for a in game.legal_actions() if a.kind == "move" and _useful(a)]
                 if not moves:
