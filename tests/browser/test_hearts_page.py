@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import BrowserContext, Page, expect
 
 from engine import Game
 from tests.browser.helpers import at, board, box, open_code, play_hh_action, seq, set_setting, wait_seq
@@ -43,6 +43,24 @@ def test_heart_follows_the_deal_geometry(page: Page, site: str) -> None:
     assert top == "heart:25"
     expect(page.locator(".pile-stock .count")).to_have_text("26")
     expect(page.locator(".pile-waste .count")).to_have_text("1")
+
+
+def test_share_gives_the_code_and_links(page: Page, context: BrowserContext, site: str) -> None:
+    context.grant_permissions(["clipboard-read", "clipboard-write"])
+    game_id = open_code(page, site, "HH1-N-AAAAAAM")
+    page.locator("#btn-share").click()
+    dialog = page.locator("#dlg-share")
+    expect(dialog.locator("#share-code")).to_have_value("HH1-N-AAAAAAM")
+    expect(dialog.locator("#share-deal")).to_have_value(f"{site}/#code=HH1-N-AAAAAAM")
+    expect(dialog.locator("#share-watch")).to_have_value(f"{site}/#game={game_id}")
+    dialog.get_by_role("button", name="Copy code").click()
+    expect(dialog.locator("#share-status")).to_have_text("Copied")
+    assert page.evaluate("navigator.clipboard.readText()") == "HH1-N-AAAAAAM"
+    dialog.get_by_role("button", name="Done").click()
+    # The deal link deals the same cards again, as a new game.
+    page.goto(str(dialog.locator("#share-deal").input_value()))
+    expect(page).not_to_have_url(re.compile(game_id))
+    expect(at(page, "heart:25")).to_have_attribute("data-card", "8H")
 
 
 def test_touch_model_selection_help_and_move_errors(page: Page, site: str) -> None:
@@ -123,6 +141,7 @@ def test_play_a_deal_to_a_win(page: Page, site: str) -> None:
     expect(dialog).to_be_visible()
     expect(dialog.locator("h2")).to_have_text("You won!")
     expect(dialog.locator("#end-stats")).to_contain_text("250")
+    expect(dialog.locator("#end-rank")).to_have_text(f"Rank #1 on the {code} leaderboard.")
     expect(page.locator("#board .heart .card:not([hidden])")).to_have_count(0)
 
 

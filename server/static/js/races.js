@@ -300,6 +300,8 @@ export class RacePages {
     replaceHash("game", game.id);
     this.app.showView("play");
     document.getElementById("board").focus({ preventScroll: true });
+    // race_started does not subscribe us to the game's own pushes (an expiry, another tab): open it.
+    this.app.session.open(game.id).catch(() => {});
   }
 
   // -- drawing -------------------------------------------------------------------------------

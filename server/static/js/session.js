@@ -45,6 +45,7 @@ export class GameSession extends EventTarget {
     const reply = await this.net.request("open_game", { game_id: gameId });
     if (previous && previous !== gameId) this.unwatch(previous);
     if (previous !== gameId) this.reset();
+    else if (this.state && reply.state.seq < this.state.seq) return reply; // ours is newer
     this.adoptGame(reply, previous === gameId ? "reopen" : "open");
     return reply;
   }
