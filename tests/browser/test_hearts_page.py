@@ -87,6 +87,19 @@ def test_touch_model_selection_help_and_move_errors(page: Page, site: str) -> No
     expect(page.locator("#toast")).to_have_text("That card is covered")
     wait_seq(page, 2)
 
+    # HH-16: touching a card of another rank selects it instead, and says why.
+    deal = Game.new(code).view()["board"]
+    assert deal["waste_top"][0] != deal["heart"][24]["card"][0], "the deal's tip and waste must differ"
+    tip.click()
+    wait_seq(page, 3)
+    at(page, "waste").click()
+    wait_seq(page, 4)
+    expect(page.locator("#toast")).to_have_text("Must be the same rank")
+    expect(at(page, "waste")).to_have_class(SELECTED)
+    expect(tip).not_to_have_class(SELECTED)
+    at(page, "waste").click()  # deselect again
+    wait_seq(page, 5)
+
     # Placement help frames the cards that have a partner; turning it off removes the frames.
     game = Game.new(code)
     for action in line:
