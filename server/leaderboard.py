@@ -14,7 +14,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Row, Select, func, select, tuple_
+from sqlalchemy import (
+    Row,
+    Select,
+    delete,
+    func,
+    insert,
+    literal,
+    literal_column,
+    select,
+    tuple_,
+    union_all,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.requests import Request
@@ -24,7 +36,7 @@ from starlette.routing import Route
 from server import http_api
 from server.games import FINAL_RESULTS, LiveGame, parse_code_or_error
 from server.protocol import ProtocolError
-from server.storage.models import LeaderboardEntry, Player
+from server.storage.models import LeaderboardCount, LeaderboardEntry, Player
 from server.ws import Connection, handler
 
 if TYPE_CHECKING:
@@ -38,7 +50,9 @@ DEFAULT_LIMIT, MAX_LIMIT = 50, 100
 DEFAULT_RADIUS, MAX_RADIUS = 5, 25
 
 T = LeaderboardEntry.__table__
+C = LeaderboardCount.__table__
 P = Player.__table__
+LEVELS = ((0, 56), (1, 36), (2, 16))  # (level, shift): won+progress; + moves; + time in 65.5 s steps
 # Columns a better attempt replaces (everything but the key columns).
 _UPDATABLE = [c.name for c in T.columns if c.name not in ("code", "player_id")]
 
@@ -77,20 +91,60 @@ def entry_values(live: LiveGame) -> dict[str, Any]:
     }
 
 
-async def upsert(conn: AsyncConnection, values: dict[str, Any]) -> bool:
-    """Insert the entry, or replace the player's entry only if this one ranks strictly better.
+async def record(conn: AsyncConnection, values: dict[str, Any]) -> bool:
+    """Enter a finished game, or replace the player's entry only if this one ranks strictly better.
 
-    Returns whether the board changed. An equal result keeps the earlier entry.
+    Keeps ``leaderboard_counts`` in step in the same transaction. The player's
+    row is read FOR UPDATE (PostgreSQL), so two instances finishing games of
+    one player at once cannot both count. Returns whether the board changed;
+    an equal result keeps the earlier entry.
     """
+    code, player_id, new = values["code"], values["player_id"], values["sort_key"]
+    mine = (T.c.code == code) & (T.c.player_id == player_id)
+    for _ in range(3):  # at most: absent, inserted meanwhile by another instance, present
+        old = (await conn.execute(select(T.c.sort_key).where(mine).with_for_update())).scalar()
+        if old is None:
+            dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+            insert = dialect.insert(T).values(**values).on_conflict_do_nothing().returning(T.c.game_id)
+            if (await conn.execute(insert)).first() is None:
+                continue  # another transaction inserted it first: compare with theirs
+            await adjust(conn, code, {new: 1})
+            return True
+        if old <= new:
+            return False
+        await conn.execute(update(LeaderboardEntry).where(mine).values({k: values[k] for k in _UPDATABLE}))
+        await adjust(conn, code, {old: -1, new: 1})
+        return True
+    return False
+
+
+def bucket_deltas(changes: dict[int, int]) -> list[tuple[int, int, int]]:
+    """(level, bucket, delta) for every bucket an entry leaves or joins, sorted, zeros dropped."""
+    deltas: dict[tuple[int, int], int] = {}
+    for key, delta in changes.items():
+        for level, shift in LEVELS:
+            deltas[(level, key >> shift)] = deltas.get((level, key >> shift), 0) + delta
+    return sorted((level, bucket, d) for (level, bucket), d in deltas.items() if d)
+
+
+async def adjust(conn: AsyncConnection, code: str, changes: dict[int, int]) -> None:
+    """Move counts between buckets, always in the same order (no lock-order deadlocks)."""
     dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
-    stmt = dialect.insert(T).values(**values)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=["code", "player_id"],
-        set_={name: stmt.excluded[name] for name in _UPDATABLE},
-        where=T.c.sort_key > stmt.excluded.sort_key,
-    ).returning(T.c.game_id)
-    result = await conn.execute(stmt)
-    return result.first() is not None
+    for level, bucket, delta in bucket_deltas(changes):
+        stmt = dialect.insert(C).values(code=code, level=level, bucket=bucket, entries=delta)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["code", "level", "bucket"], set_={"entries": C.c.entries + stmt.excluded.entries}
+        )
+        await conn.execute(stmt)
+
+
+async def rebuild_counts(conn: AsyncConnection) -> None:
+    """Recount every bucket from the entries (after a bulk load; migration 0003 does the same)."""
+    await conn.execute(delete(LeaderboardCount))
+    for level, shift in LEVELS:
+        bucket = T.c.sort_key.op(">>")(literal_column(str(shift)))  # inline: grouped on
+        rows = select(T.c.code, literal_column(str(level)), bucket, func.count()).group_by(T.c.code, bucket)
+        await conn.execute(insert(LeaderboardCount).from_select(["code", "level", "bucket", "entries"], rows))
 
 
 # -- reads ---------------------------------------------------------------------------
@@ -143,18 +197,39 @@ def ranks(keys: Sequence[int], offset: int, less_than_first: int) -> list[int]:
     return out
 
 
-async def position(conn: AsyncConnection, code: str, key: int, player_id: str) -> tuple[int, int]:
-    """(entries listed before this one, entries ranked strictly better): one index-only scan."""
-    before = tuple_(T.c.sort_key, T.c.player_id) < tuple_(key, player_id)
-    query = select(func.count(), func.count().filter(T.c.sort_key < key)).where(T.c.code == code, before)
-    row = (await conn.execute(query)).one()
-    return int(row[0]), int(row[1])
+def better_parts(code: str, key: int) -> list[Any]:
+    """Scalar subqueries whose sum counts the entries ranked strictly better than ``key``.
+
+    Three bucket sums (a few hundred rows at most) and one count of the
+    entries inside the key's own smallest bucket (65.5 s of play time).
+    """
+    b0, b1, b2 = (key >> shift for _, shift in LEVELS)
+
+    def total(level: int, low: int | None, high: int) -> Any:
+        where = [C.c.code == code, C.c.level == level, C.c.bucket < high]
+        if low is not None:
+            where.append(C.c.bucket >= low)
+        return select(func.coalesce(func.sum(C.c.entries), 0)).where(*where).scalar_subquery()
+
+    inside = select(func.count()).where(T.c.code == code, T.c.sort_key >= b2 << 16, T.c.sort_key < key)
+    return [total(0, None, b0), total(1, b0 << 20, b1), total(2, b1 << 20, b2), inside.scalar_subquery()]
 
 
-async def ties_before(conn: AsyncConnection, code: str, key: int, player_id: str) -> int:
+def ties_part(code: str, key: int, player_id: str) -> Any:
     """Entries with the same key listed before this one (a short index range)."""
     query = select(func.count()).where(T.c.code == code, T.c.sort_key == key, T.c.player_id < player_id)
-    return int((await conn.execute(query)).scalar_one())
+    return query.scalar_subquery()
+
+
+async def count_better(conn: AsyncConnection, code: str, key: int) -> int:
+    return sum(int(part) for part in (await conn.execute(select(*better_parts(code, key)))).one())
+
+
+async def position(conn: AsyncConnection, code: str, key: int, player_id: str) -> tuple[int, int]:
+    """(entries listed before this one, entries ranked strictly better): one round trip."""
+    parts = (await conn.execute(select(ties_part(code, key, player_id), *better_parts(code, key)))).one()
+    better = sum(int(part) for part in parts[1:])
+    return better + int(parts[0]), better
 
 
 def encode_cursor(row: Row[Any]) -> str:
@@ -192,29 +267,38 @@ def _ranked(rows: Sequence[Row[Any]], offset: int, less: int) -> list[dict[str, 
     return [entry_json(r, n) for r, n in zip(rows, numbers, strict=True)]
 
 
+def _branch(kind: str, query: Select[Any]) -> Select[Any]:
+    inner = query.subquery()
+    return select(literal_column(f"'{kind}'").label("part"), *inner.c)
+
+
 async def around(conn: AsyncConnection, code: str, player_id: str, radius: int) -> Window | None:
-    """A player's entry with up to ``radius`` entries either side, all ranked; None if absent."""
-    me = (await conn.execute(_entries().where(T.c.code == code, T.c.player_id == player_id))).first()
+    """A player's entry with up to ``radius`` entries either side, all ranked; None if absent.
+
+    Two round trips: the window (one UNION ALL keyed on the player's own row),
+    then every count the ranks need.
+    """
+    board = _entries().where(T.c.code == code)
+    key = select(T.c.sort_key).where(T.c.code == code, T.c.player_id == player_id).scalar_subquery()
+    mine, here = tuple_(T.c.sort_key, T.c.player_id), tuple_(key, literal(player_id))
+    above = board.where(mine < here).order_by(T.c.sort_key.desc(), T.c.player_id.desc()).limit(radius)
+    below = board.where(mine > here).order_by(T.c.sort_key, T.c.player_id).limit(radius)
+    me_q = board.where(T.c.player_id == player_id)
+    rows = (await conn.execute(union_all(_branch("m", me_q), _branch("a", above), _branch("b", below)))).all()
+    me = next((r for r in rows if r.part == "m"), None)
     if me is None:
         return None
-    offset, less = await position(conn, code, me.sort_key, player_id)
-    mine = tuple_(T.c.sort_key, T.c.player_id)
-    here = tuple_(me.sort_key, player_id)
-    above_q = _entries().where(T.c.code == code, mine < here)
-    above_q = above_q.order_by(T.c.sort_key.desc(), T.c.player_id.desc()).limit(radius)
-    below_q = _entries().where(T.c.code == code, mine > here)
-    below_q = below_q.order_by(T.c.sort_key, T.c.player_id).limit(radius)
-    above = list(reversed((await conn.execute(above_q)).all())) if radius else []
-    below = list((await conn.execute(below_q)).all()) if radius else []
-    window = [*above, me, *below]
+    up = sorted((r for r in rows if r.part == "a"), key=lambda r: (r.sort_key, r.player_id))
+    down = sorted((r for r in rows if r.part == "b"), key=lambda r: (r.sort_key, r.player_id))
+    window = [*up, me, *down]
     first = window[0]
-    start = offset - len(above)
-    if first.sort_key == me.sort_key:
-        less_first = less
-    else:
-        less_first = start - await ties_before(conn, code, first.sort_key, first.player_id)
-    entries = _ranked(window, start, less_first)
-    return Window(entries, me=entries[len(above)])
+    counts = select(ties_part(code, me.sort_key, player_id), *better_parts(code, me.sort_key))
+    counts = counts.add_columns(*better_parts(code, first.sort_key))
+    parts = [int(p) for p in (await conn.execute(counts)).one()]
+    better_me, better_first = sum(parts[1:5]), sum(parts[5:9])
+    start = better_me + parts[0] - len(up)
+    entries = _ranked(window, start, better_first)
+    return Window(entries, me=entries[len(up)])
 
 
 # -- live updates --------------------------------------------------------------------
@@ -235,7 +319,7 @@ class Leaderboards:
 
     async def on_finish(self, live: LiveGame, conn: AsyncConnection) -> None:
         """Finish hook: runs inside the transaction that ends the game, so no result is lost."""
-        if counts(live) and await upsert(conn, entry_values(live)):
+        if counts(live) and await record(conn, entry_values(live)):
             self._changed[live.id] = str(live.game.code)
 
     def on_change(self, live: LiveGame) -> None:

@@ -125,6 +125,23 @@ class LeaderboardEntry(Base):
     __table_args__ = (Index("ix_leaderboard_code_sort", "code", "sort_key", "player_id"),)
 
 
+class LeaderboardCount(Base):
+    """Migration 0003: how many entries of a code fall in each bucket of ``sort_key`` prefixes.
+
+    Three levels (``sort_key`` shifted right by 56, 36 and 16 bits: won and
+    progress; then moves; then time in 65.5 s steps) make a rank a sum over a
+    few hundred bucket rows plus a count of the few entries in the player's
+    own smallest bucket, instead of a count over every better entry.
+    """
+
+    __tablename__ = "leaderboard_counts"
+
+    code: Mapped[str] = mapped_column(String(24), primary_key=True)
+    level: Mapped[int] = mapped_column(Integer, primary_key=True)
+    bucket: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    entries: Mapped[int] = mapped_column(Integer)
+
+
 class Race(Base):
     __tablename__ = "races"
 

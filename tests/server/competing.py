@@ -142,7 +142,7 @@ def independent_ranking(entries: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
 
 
 def competition_ranks(entries: list[dict[str, Any]]) -> list[int]:
-    """"1224" ranks of entries already in order, from the shown fields."""
+    """Competition ranks ("1224") of entries already in order, from the shown fields."""
     keys = [independent_ranking([e])[0] for e in entries]
     return [1 + sum(1 for other in keys if other < k) for k in keys]
 

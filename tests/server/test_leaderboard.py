@@ -11,9 +11,11 @@ import secrets
 from typing import Any
 
 import pytest
+from sqlalchemy import text
 
 from engine import Action, Game, random_code
-from server.leaderboard import MOVES_CAP, TIME_CAP, ranks, sort_key
+from server.leaderboard import LEVELS, MOVES_CAP, TIME_CAP, ranks, sort_key
+from server.storage.db import make_engine
 from tests.server.competing import (
     competition_ranks,
     independent_ranking,
@@ -112,6 +114,26 @@ async def test_many_players_finishing_at_once_are_ranked_correctly(server: str) 
         )
         assert entry["finished_at"] is not None and entry["elapsed_ms"] == state["elapsed_ms"]
     await asyncio.gather(*(verify_entry(server, e) for e in board))
+
+
+async def test_bucket_counts_match_the_entries(server: str, database_url: str) -> None:
+    """The rank counts kept beside the boards agree with a recount of the entries themselves."""
+    code = fresh_code()
+    await fill(server, code, 6, seed=300)
+    await attempt(server, code, [], "R0")  # a new player with the worst result
+    engine = make_engine(database_url)
+    try:
+        async with engine.connect() as conn:
+            for level, shift in LEVELS:
+                kept_sql = "SELECT code, bucket, entries FROM leaderboard_counts WHERE level = :l"
+                kept_sql += " AND entries <> 0"
+                kept = await conn.execute(text(kept_sql), {"l": level})
+                recount = await conn.execute(
+                    text(f"SELECT code, sort_key >> {shift}, count(*) FROM leaderboard_entries GROUP BY 1, 2")
+                )
+                assert sorted(map(tuple, kept)) == sorted(map(tuple, recount))
+    finally:
+        await engine.dispose()
 
 
 async def test_paging_is_stable_and_complete(server: str) -> None:
