@@ -29,6 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -149,9 +150,15 @@ async def measure(url: str, count: int, runs: int) -> dict[str, float]:
                 window = await around(db, CODE, player, 5)
                 assert window is not None and window.me is not None
 
+            async def ping(db: AsyncConnection = conn) -> None:
+                await db.execute(text("SELECT 1"))
+
             await timed(top50, 20)  # warm caches and statement caches
             await timed(rank, 20)
             tops, ranks = await timed(top50, runs), await timed(rank, runs)
+            pings = await timed(ping, runs)  # the floor: one round trip that does nothing
+            floor = f"p50 {statistics.median(pings):.3f} ms, p99 {percentile(pings, 0.99):.3f} ms"
+            print(f"round trip alone (SELECT 1): {floor}", flush=True)
     finally:
         await engine.dispose()
     return {
