@@ -131,6 +131,7 @@ export class SeahavenBoard {
     const tappable = this.ctx.placementHelp && count === 1 && (this.state.hints.tappable || []).includes(loc);
     el.classList.toggle("framed", Boolean(tappable));
     el.setAttribute("aria-disabled", String(!this.ctx.canPlay));
+    if (!loc.startsWith("col:")) el.classList.remove("covered");
   }
 
   renderCell(i, card, seen) {
