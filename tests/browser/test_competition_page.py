@@ -48,6 +48,25 @@ def test_leaderboard_updates_live(page: Page, site: str) -> None:
     expect(board(page)).to_have_attribute("data-status", "won")
 
 
+def test_leaderboard_pages(page: Page, site: str) -> None:
+    code = "SH1-C1-PAGEAAA"
+    players = [WsPlayer(site, f"P{n:02d}") for n in range(27)]
+    try:
+        for player in players:
+            game = player.request("new_game", code=code)
+            assert player.request("resign", game_id=game["game"]["id"])["type"] == "game"
+    finally:
+        for player in players:
+            player.close()
+    page.goto(f"{site}/#board={code}")
+    rows = page.locator("#board-table tbody tr")
+    expect(rows).to_have_count(25)
+    page.locator("#board-more").click()
+    expect(rows).to_have_count(27)
+    expect(page.locator("#board-more")).to_be_hidden()
+    expect(page.locator("#board-mine")).to_have_text("You have no result on this code yet.")
+
+
 def test_dailies_are_offered(page: Page, site: str) -> None:
     page.goto(f"{site}/#leaderboards")
     tabs = page.locator("#view-boards nav.tabs a")

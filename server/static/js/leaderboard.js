@@ -10,6 +10,7 @@ import { formatTime } from "./infobar.js";
 import { el } from "./ui.js";
 
 const CODE_RE = /^\s*[A-Za-z]{2}\d+-[A-Za-z0-9]+-[A-Za-z2-7]{7}\s*$/;
+const PAGE = 25;
 const RESULTS = { won: "Won", resigned: "Gave up", expired: "Expired", stalemate: "Stalemate", stuck: "Stuck" };
 
 export class LeaderboardPage {
@@ -44,7 +45,8 @@ export class LeaderboardPage {
     this.actions = el("div", { class: "row" });
     this.table = el("table", { id: "board-table", "aria-labelledby": "board-heading" });
     this.mine = el("p", { id: "board-mine", class: "muted" });
-    this.section.append(this.title, this.tabs, this.form, this.heading, this.actions, this.table, this.mine);
+    this.more = el("button", { class: "btn", type: "button", id: "board-more", hidden: true, onclick: () => this.loadMore() }, "Show more");
+    this.section.append(this.title, this.tabs, this.form, this.heading, this.actions, this.table, this.more, this.mine);
   }
 
   route(view, value) {
@@ -124,10 +126,10 @@ export class LeaderboardPage {
   async subscribe(code) {
     try {
       await this.app.net.whenReady();
-      const reply = await this.app.net.request("subscribe_leaderboard", { code });
+      const reply = await this.app.net.request("subscribe_leaderboard", { code, limit: PAGE });
       if (this.code !== code) return;
       this.subscribed = code;
-      this.render(reply.entries);
+      this.render(reply.entries, reply.next_cursor);
       this.loadMine(reply.entries);
     } catch (error) {
       if (this.code === code) this.showError(error);
@@ -163,9 +165,10 @@ export class LeaderboardPage {
     const code = this.subscribed;
     if (!code) return;
     try {
-      const body = await api("GET", `/api/leaderboards/${encodeURIComponent(code)}?limit=50`);
+      const limit = Math.min(100, Math.max(PAGE, this.rowCount || 0));
+      const body = await api("GET", `/api/leaderboards/${encodeURIComponent(code)}?limit=${limit}`);
       if (code !== this.subscribed) return;
-      this.render(body.entries);
+      this.render(body.entries, body.next_cursor);
       this.loadMine(body.entries);
     } catch (error) {
       this.showError(error);
@@ -186,7 +189,29 @@ export class LeaderboardPage {
     }
   }
 
-  render(entries) {
+  /** The next page of the board (keyset paging with the server's cursor). */
+  async loadMore() {
+    const code = this.code;
+    try {
+      const query = `limit=${PAGE}&cursor=${encodeURIComponent(this.cursor)}`;
+      const body = await api("GET", `/api/leaderboards/${encodeURIComponent(code)}?${query}`);
+      if (code !== this.code) return;
+      this.table.tBodies[0].append(...body.entries.map((entry) => this.row(entry)));
+      this.rowCount += body.entries.length;
+      this.setCursor(body.next_cursor);
+    } catch (error) {
+      this.showError(error);
+    }
+  }
+
+  setCursor(cursor) {
+    this.cursor = cursor;
+    this.more.hidden = !cursor;
+  }
+
+  render(entries, cursor = null) {
+    this.rowCount = entries.length;
+    this.setCursor(cursor);
     const head = el("thead", {}, el("tr", {}, ...["Rank", "Player", "Result", "Cleared", "Moves", "Time", ""].map((h) => el("th", { scope: "col" }, h))));
     const rows = entries.map((entry) => this.row(entry));
     const body = el("tbody", {}, ...rows);

@@ -77,6 +77,7 @@ export class RacePages {
       el("input", { id: "race-code", name: "code", placeholder: "optional", autocomplete: "off", spellcheck: "false" }),
       el("button", { class: "btn primary", type: "submit" }, "Open a race"),
     );
+    this.current = el("button", { class: "btn", type: "button", id: "race-current", hidden: true });
     const join = el(
       "form",
       { id: "race-join-form", onsubmit: (ev) => this.onLinkForm(ev, "race") },
@@ -97,6 +98,7 @@ export class RacePages {
       el("h2", { id: "races-title" }, "Races"),
       el("p", { class: "muted" }, "Everyone in a race plays the same deal from the same moment. Open a race, send its link to your friends, and start when they are in."),
       open,
+      el("div", { class: "row" }, this.current),
       el("h3", {}, "Join a race"),
       join,
       el("h3", {}, "Watch any game"),
@@ -110,8 +112,11 @@ export class RacePages {
     this.lobby.hidden = false;
     this.detail.hidden = true;
     const state = this.app.session.state;
-    const input = this.lobby.querySelector("#race-code");
-    if (state && !input.value) input.placeholder = state.code;
+    this.current.hidden = !state;
+    if (state) {
+      this.current.textContent = `Race on the deal on screen (${state.code})`;
+      this.current.onclick = () => this.openRace({ code: state.code });
+    }
   }
 
   async onOpenForm(ev) {
