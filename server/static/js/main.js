@@ -68,7 +68,7 @@ class App {
   }
 
   async onFatal(detail) {
-    if (detail.code === "bad_token" || detail.code === 4401) {
+    if (detail.code === "bad_token") {
       // The server does not know this token (a new database?): become a new guest.
       this.player = await createPlayer();
       this.net.restart(this.player.token);

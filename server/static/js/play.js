@@ -8,6 +8,7 @@ import { SeahavenBoard } from "./seahaven.js";
 import { say, toast } from "./ui.js";
 
 const DEAD_ENDS = new Set(["stalemate", "stuck"]);
+const OPEN_STATUSES = new Set(["playing", ...DEAD_ENDS]);
 
 export class PlayView {
   constructor({ session, settings, endDialog, rankFor }) {
@@ -33,7 +34,7 @@ export class PlayView {
 
   get canPlay() {
     const state = this.session.state;
-    return this.session.isOwner && state && state.status !== "won" && state.status !== "resigned" && !this.session.info.finished_at;
+    return Boolean(this.session.isOwner && state && OPEN_STATUSES.has(state.status) && !this.session.info.finished_at);
   }
 
   onState({ state, info, role, cause }) {

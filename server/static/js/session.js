@@ -182,7 +182,7 @@ export class GameSession extends EventTarget {
       if (this.inflight || message.state.seq < this.state.seq) return; // our own result is coming
       this.setState(message.state, "update");
       this.dispatchEvent(new CustomEvent("outcome", { detail: { action: message.action, outcome: message.outcome, pushed: true } }));
-    } else if (message.type === "game" && message.game && message.game.id === this.gameId) {
+    } else if ((message.type === "game" || message.type === "finished") && message.game?.id === this.gameId) {
       this.info = message.game;
       this.setState(message.state, "update");
     }
