@@ -341,8 +341,11 @@ class GameService:
     def _finish_extras(self, live: LiveGame) -> list[Any]:
         return [lambda conn, hook=hook: hook(live, conn) for hook in self.finish_hooks]
 
-    async def end(self, game_id: str, player_id: str | None, result: str) -> LiveGame:
-        """Resign (by the owner) or expire a game; counted through the finish hooks."""
+    async def end(self, game_id: str, player_id: str | None, result: str, origin: Any = None) -> LiveGame:
+        """Resign (by the owner) or expire a game; counted through the finish hooks.
+
+        Subscribers other than ``origin`` (the resigning connection) get a ``finished`` push.
+        """
         live = await self.locked(game_id)
         try:
             if player_id is not None and live.owner_id != player_id:
@@ -357,10 +360,8 @@ class GameService:
             live.invalidate()
         finally:
             live.lock.release()
-        self.hub.publish(
-            f"game:{live.id}",
-            {"type": "game", "game": live.info(), "state": live.state(), "role": "spectator"},
-        )
+        finished = {"type": "finished", "game": live.info(), "state": live.state_json()}
+        self.hub.publish(f"game:{live.id}", finished, skip=origin)
         self._notify(live)
         return live
 

@@ -248,7 +248,8 @@ class Connection:
                 raise CloseConnection(CLOSE_AUTH, "bad token")
             self.player_id, self.player_name = player.id, player.name
         who = {"id": player.id, "name": player.name} if player else None
-        self.send({"type": "welcome", "id": rid, "protocol": version, "player": who})
+        welcome = {"type": "welcome", "protocol": version, "player": who}
+        self.send(welcome if rid is None else {**welcome, "id": rid})
 
     async def _receive_text(self) -> str:
         message = await self.ws.receive()
@@ -263,7 +264,7 @@ class Connection:
         while not self.closed:
             text = await self._receive_text()
             if not self._rate.take():
-                self._refuse_flood()
+                self._refuse_flood(text)
                 continue
             reply = await self._handle(text)
             if reply is not None:
@@ -271,12 +272,16 @@ class Connection:
             if len(self._outbox) > BACKPRESSURE_FRAMES:  # stop reading until the peer reads
                 await self.flush()
 
-    def _refuse_flood(self) -> None:
-        """Drop the message unprocessed; say so at most ten times a second."""
+    def _refuse_flood(self, text: str) -> None:
+        """Drop the message unprocessed and say so: always for a request with an id (its
+        caller is waiting), otherwise at most ten times a second, so a flood is not amplified."""
+        rid = _cheap_request_id(text)
         now = time.monotonic()
-        if now - self._last_refusal >= 0.1:
-            self._last_refusal = now
-            self.send(ProtocolError("rate_limited", "too many messages; slow down").to_message())
+        if rid is None and now - self._last_refusal < 0.1:
+            return
+        self._last_refusal = now
+        error = ProtocolError("rate_limited", "too many messages; slow down")
+        self.send(error.to_message(rid))
 
     async def _handle(self, text: str) -> dict[str, Any] | None:
         try:
@@ -299,6 +304,15 @@ class Connection:
         if reply is not None and rid is not None:
             reply["id"] = rid
         return reply
+
+
+def _cheap_request_id(text: str) -> Any:
+    """The id of a dropped request, if it has a valid one (frames are small: parsing is cheap)."""
+    try:
+        message = json.loads(text)
+    except ValueError:
+        return None
+    return request_id(message) if isinstance(message, dict) else None
 
 
 async def websocket_endpoint(websocket: WebSocket) -> None:
@@ -353,5 +367,5 @@ async def _act(conn: Connection, fields: dict[str, Any]) -> dict[str, Any]:
 @handler("resign")
 async def _resign(conn: Connection, fields: dict[str, Any]) -> dict[str, Any]:
     player_id = conn.require_player()
-    live = await conn.services.games.end(fields["game_id"], player_id, "resigned")
+    live = await conn.services.games.end(fields["game_id"], player_id, "resigned", conn)
     return {"type": "game", "game": live.info(), "state": live.state(), "role": "owner"}

@@ -120,9 +120,15 @@ async def test_concurrent_different_actions_one_wins(server: str) -> None:
 
 async def test_resign_ends_the_game(server: str) -> None:
     client, game_id, _ = await _start(server)
+    watcher = await Client.connect(server)
+    await watcher.request("watch", game_id=game_id)
     await client.act(game_id, 0, type="draw")
     ended = await client.request("resign", game_id=game_id)
+    assert ended["role"] == "owner"
     assert ended["game"]["result"] == "resigned" and ended["state"]["status"] == "resigned"
+    finished = await watcher.next_push("finished")
+    assert finished["state"] == ended["state"] and finished["game"] == ended["game"]
+    assert not [m for m in client.pushed if m["type"] == "finished"]  # the resigner has its reply
     assert (await client.act(game_id, 1, type="draw"))["code"] == "game_over"
     status, body = await ahttp("GET", f"{server}/api/games/{game_id}/actions")
     assert status == 200 and [a["action"] for a in body["actions"]] == ["draw"]
