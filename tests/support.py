@@ -51,9 +51,14 @@ class ManualClock:
 
 
 @contextmanager
-def running_server(settings: Settings, clock: Clock = wall_clock_ms) -> Iterator[str]:
-    """Run the real app under uvicorn in a thread; yields ``http://127.0.0.1:PORT``."""
-    port = free_port()
+def running_server(
+    settings: Settings, clock: Clock = wall_clock_ms, port: int | None = None
+) -> Iterator[str]:
+    """Run the real app under uvicorn in a thread; yields ``http://127.0.0.1:PORT``.
+
+    ``port`` pins the port, to restart a server where its clients expect it.
+    """
+    port = port or free_port()
     settings = Settings(**{**settings.__dict__, "host": "127.0.0.1", "port": port})
     app = create_app(settings, clock)
     config = uvicorn.Config(
@@ -71,7 +76,7 @@ def running_server(settings: Settings, clock: Clock = wall_clock_ms) -> Iterator
     deadline = time.monotonic() + 30
     while not server.started:
         if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("server did not start")
+            raise RuntimeError(f"server did not start on port {port}")
         time.sleep(0.02)
     try:
         yield f"http://127.0.0.1:{port}"
