@@ -5,19 +5,13 @@ from __future__ import annotations
 import itertools
 import json
 import re
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from typing import Any
 
-import uvicorn
 from playwright.sync_api import FloatRect, Locator, Page, expect
 from websockets.sync.client import connect
 
 from engine import Action
-from server.app import create_app
-from server.config import Settings
 from tests.support import http
 
 
@@ -97,34 +91,6 @@ def drag(page: Page, source: Locator, target: Locator, steps: int = 12) -> None:
     page.mouse.down()
     page.mouse.move(goal["x"] + goal["width"] / 2, goal["y"] + goal["height"] / 2, steps=steps)
     page.mouse.up()
-
-
-@contextmanager
-def server_on_port(settings: Settings, port: int) -> Iterator[str]:
-    """The real app under uvicorn on a given port (to restart a server where clients expect it)."""
-    settings = Settings(**{**settings.__dict__, "host": "127.0.0.1", "port": port})
-    config = uvicorn.Config(
-        create_app(settings),
-        host="127.0.0.1",
-        port=port,
-        log_level="warning",
-        ws_max_size=settings.limits.max_frame_bytes,
-        ws_per_message_deflate=False,
-        lifespan="on",
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError(f"server did not start on port {port}")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
 
 
 class WsPlayer:

@@ -10,8 +10,8 @@ import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
 from tests.browser.conftest import sqlite_settings
-from tests.browser.helpers import at, board, open_code, server_on_port, wait_seq
-from tests.support import free_port, http
+from tests.browser.helpers import at, board, open_code, wait_seq
+from tests.support import free_port, http, running_server
 
 pytestmark = pytest.mark.browser
 
@@ -63,7 +63,7 @@ def test_reconnects_after_a_server_restart(page: Page, tmp_path: Path) -> None:
     settings = sqlite_settings(tmp_path / "restart.db")
     port = free_port()
     conn = page.locator("#conn")
-    with server_on_port(settings, port) as base:
+    with running_server(settings, port=port) as base:
         game_id = open_code(page, base, "HH1-N-AAAAAAM")
         at(page, "stock").click()
         wait_seq(page, 1)
@@ -71,7 +71,7 @@ def test_reconnects_after_a_server_restart(page: Page, tmp_path: Path) -> None:
         wait_seq(page, 2)
         expect(conn).to_have_attribute("data-state", "online")
     expect(conn).to_have_attribute("data-state", re.compile("reconnecting|offline"))
-    with server_on_port(settings, port):
+    with running_server(settings, port=port):
         expect(conn).to_have_attribute("data-state", "online", timeout=20_000)
         expect(board(page)).to_have_attribute("data-game-id", game_id)
         expect(page.locator("#info-moves")).to_have_text("2")
