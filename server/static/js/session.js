@@ -140,6 +140,10 @@ export class GameSession extends EventTarget {
   fail(flight, error) {
     if (flight !== this.inflight) return;
     if (error instanceof RequestError && error.code === "disconnected") return; // resent on resume
+    if (error instanceof RequestError && error.code === "rate_limited") {
+      setTimeout(() => flight === this.inflight && this.net.ready && this.send(), 250); // dropped unread: again
+      return;
+    }
     this.inflight = null;
     const reply = error.reply || { code: "internal", message: String(error) };
     if (reply.code === "stale" && reply.state) {
