@@ -131,8 +131,12 @@ async def get_player(request: Request) -> Response:
 async def rename_me(request: Request) -> Response:
     player_id = await player_from_header(request)
     name = check_name((await json_body(request)).get("name"))
-    async with services_of(request).sessions() as session:
+    services = services_of(request)
+    async with services.sessions() as session:
         await queries.rename_player(session, player_id, name)
+    for conn in services.connections:  # games started from now on carry the new name
+        if conn.player_id == player_id:
+            conn.player_name = name
     return JSONResponse({"id": player_id, "name": name})
 
 

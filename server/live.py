@@ -55,6 +55,9 @@ class Hub:
             if not subscribers:
                 del self._topics[topic]
 
+    def subscribers(self, topic: str) -> list[Subscriber]:
+        return list(self._topics.get(topic, ()))
+
     def subscriber_count(self, topic: str) -> int:
         return len(self._topics.get(topic, ()))
 

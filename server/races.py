@@ -235,9 +235,14 @@ class Races:
             await self._write_status(conn, race, "running")
         race.status = "running"
         self.broadcast(race, "started")
+        hub = self.services.hub
         for live in games:
+            own = own_topic(race.id, live.owner_id)
+            for subscriber in hub.subscribers(own):  # a racer's connections follow their game
+                if isinstance(subscriber, Connection):
+                    subscriber.subscribe(f"game:{live.id}")
             message = {"type": "race_started", "race_id": race.id, "game": live.info(), "state": live.state()}
-            self.services.hub.publish(own_topic(race.id, live.owner_id), message)
+            hub.publish(own, message)
 
     # -- progress ----------------------------------------------------------------------
 

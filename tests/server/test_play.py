@@ -146,3 +146,12 @@ async def test_health_and_players_api(server: str) -> None:
     assert status == 400 and body["error"]["code"] == "bad_message"
     status, body = await ahttp("PATCH", f"{server}/api/players/me", {"name": "X"}, "st_wrong")
     assert status == 401
+
+
+async def test_rename_applies_to_open_connections(server: str) -> None:
+    player = await new_player(server, "Before")
+    client = await Client.connect(server, player["token"])
+    status, _ = await ahttp("PATCH", f"{server}/api/players/me", {"name": "After"}, player["token"])
+    assert status == 200
+    reply = await client.request("new_game", game="HH")
+    assert reply["game"]["owner"]["name"] == "After"
