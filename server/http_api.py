@@ -141,6 +141,31 @@ async def rename_me(request: Request) -> Response:
 
 
 @endpoint
+async def list_live_games(request: Request) -> Response:
+    """Games being played now, most recently active first: anyone may watch them."""
+    text = request.query_params.get("limit", "20")
+    if not text.isdigit() or not 1 <= int(text) <= 100:
+        raise ProtocolError("bad_message", "limit must be a whole number from 1 to 100", field="limit")
+    async with services_of(request).sessions() as session:
+        rows = await queries.live_games(session, int(text))
+    games = [
+        {
+            "id": row.id,
+            "code": row.code,
+            "owner": {"id": row.player_id, "name": name},
+            "status": row.status,
+            "progress": row.progress,
+            "moves": row.moves,
+            "score": row.score,
+            "last_action_at": row.last_action_ms,
+            "race_id": row.race_id,
+        }
+        for row, name in rows
+    ]
+    return JSONResponse({"games": games})
+
+
+@endpoint
 async def get_game(request: Request) -> Response:
     """A game's info and public state: what any spectator sees."""
     live = await services_of(request).games.require(request.path_params["game_id"])
@@ -194,6 +219,7 @@ def routes() -> list[Route]:
         Route("/api/players", create_player, methods=["POST"]),
         Route("/api/players/me", rename_me, methods=["PATCH"]),
         Route("/api/players/{player_id}", get_player),
+        Route("/api/games", list_live_games),
         Route("/api/games/{game_id}", get_game),
         Route("/api/games/{game_id}/actions", game_actions),
         Route("/api/schema/{name}", schema_file),

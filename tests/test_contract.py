@@ -193,10 +193,14 @@ async def test_http_answers_follow_openapi(server: str) -> None:
     game = (await client.request("new_game", code="SH1-C4-AAAAAJ2"))["game"]
     gid = game["id"]
     await call("GET", "/api/games/{game_id}", f"/api/games/{gid}")
+    moved = await client.act(gid, 0, type="move", **{"from": "col:1", "to": "cell:3"})
+    assert moved["type"] == "result"
+    live = await call("GET", "/api/games", "/api/games?limit=100")
+    assert gid in [g["id"] for g in live["games"]]
+    await call("GET", "/api/games", "/api/games?limit=0")
     await call("GET", "/api/games/{game_id}", "/api/games/g_missing")
     await call("GET", "/api/games/{game_id}/actions", f"/api/games/{gid}/actions")
     await call("GET", "/api/games/{game_id}/verify", f"/api/games/{gid}/verify")
-    await client.act(gid, 0, type="tap", at="col:1")
     await client.request("resign", game_id=gid)
     log = await call("GET", "/api/games/{game_id}/actions", f"/api/games/{gid}/actions")
     assert log["final"]["result"] == "resigned"

@@ -80,6 +80,13 @@ class GameRow(Base):
             sqlite_where=text("daily_day IS NOT NULL AND ranked AND result IS NULL"),
             postgresql_where=text("daily_day IS NOT NULL AND ranked AND result IS NULL"),
         ),
+        # Migration 0004: the live games list (open games, most recently active first).
+        Index(
+            "ix_games_live",
+            "last_action_ms",
+            sqlite_where=text("result IS NULL"),
+            postgresql_where=text("result IS NULL"),
+        ),
     )
 
 

@@ -76,5 +76,17 @@ async def player_games_on_code(session: AsyncSession, player_id: str, code: str)
     return result.scalars().all()
 
 
+async def live_games(session: AsyncSession, limit: int) -> Sequence[Any]:
+    """Open games that have started, most recently active first, with their owners' names."""
+    result = await session.execute(
+        select(GameRow, Player.name)
+        .join(Player, Player.id == GameRow.player_id)
+        .where(GameRow.result.is_(None), GameRow.last_action_ms.is_not(None))
+        .order_by(GameRow.last_action_ms.desc())
+        .limit(limit)
+    )
+    return result.all()
+
+
 def row_to_dict(row: Any) -> dict[str, Any]:
     return {c.key: getattr(row, c.key) for c in row.__table__.columns}

@@ -147,3 +147,24 @@ def test_race_between_two_browsers(browser: Browser, site: str) -> None:
     finally:
         alice_ctx.close()
         bob_ctx.close()
+
+
+def test_watch_a_game_from_the_live_list(page: Page, site: str) -> None:
+    """Anyone can find a game being played now and watch it live (spectator view)."""
+    code, line = hh_winning_deal(seed=21)
+    player = WsPlayer(site, "Livewire")
+    try:
+        game = player.request("new_game", code=code)
+        game_id = game["game"]["id"]
+        player.play(game_id, line[:2])
+        page.goto(f"{site}/#races")
+        entry = page.locator("#live-games a", has_text="Livewire")
+        expect(entry).to_contain_text(code)
+        entry.click()
+        expect(board(page)).to_have_attribute("data-role", "spectator")
+        wait_seq(page, 2)
+        reply = player.request("act", game_id=game_id, seq=2, action=line[2].to_json())
+        assert reply["type"] == "result", reply
+        wait_seq(page, 3)  # the next move arrives live
+    finally:
+        player.close()

@@ -155,3 +155,20 @@ async def test_rename_applies_to_open_connections(server: str) -> None:
     assert status == 200
     reply = await client.request("new_game", game="HH")
     assert reply["game"]["owner"]["name"] == "After"
+
+
+async def test_live_games_list_shows_open_started_games(server: str) -> None:
+    client, game_id, _ = await _start(server)
+    status, body = await ahttp("GET", f"{server}/api/games?limit=100")
+    assert status == 200 and game_id not in [g["id"] for g in body["games"]]  # not started yet
+    await client.act(game_id, 0, type="draw")
+    status, body = await ahttp("GET", f"{server}/api/games?limit=100")
+    listed = {g["id"]: g for g in body["games"]}
+    assert listed[game_id]["owner"]["name"] == "Owner" and listed[game_id]["moves"] == 1
+    times = [g["last_action_at"] for g in body["games"]]
+    assert times == sorted(times, reverse=True)
+    await client.request("resign", game_id=game_id)
+    status, body = await ahttp("GET", f"{server}/api/games?limit=100")
+    assert game_id not in [g["id"] for g in body["games"]]
+    status, body = await ahttp("GET", f"{server}/api/games?limit=abc")
+    assert status == 400 and body["error"]["code"] == "bad_message"

@@ -5,6 +5,7 @@
 // for each racer, race_started with their own game, which the page then plays.
 
 import { formatTime } from "./infobar.js";
+import { api } from "./identity.js";
 import { linkTo, replaceHash } from "./router.js";
 import { copyText, el, toast } from "./ui.js";
 
@@ -61,6 +62,7 @@ export class RacePages {
   // -- the lobby: open, join, watch ----------------------------------------------------------
 
   buildLobby() {
+    this.liveList = el("ul", { id: "live-games", class: "live-games", "aria-live": "polite" });
     const open = el(
       "form",
       { id: "race-open-form", onsubmit: (ev) => this.onOpenForm(ev) },
@@ -102,8 +104,10 @@ export class RacePages {
       el("h3", {}, "Join a race"),
       join,
       el("h3", {}, "Watch any game"),
-      el("p", { class: "muted" }, "Paste the link someone shared with Share → watch, or pick a game from a leaderboard or a race."),
+      el("p", { class: "muted" }, "Paste the link someone shared with Share → watch, or pick a game being played now."),
       watch,
+      el("h3", {}, "Being played now"),
+      this.liveList,
     );
     this.section.append(this.lobby);
   }
@@ -111,12 +115,32 @@ export class RacePages {
   showLobby() {
     this.lobby.hidden = false;
     this.detail.hidden = true;
+    this.loadLiveGames();
     const state = this.app.session.state;
     this.current.hidden = !state;
     if (state) {
       this.current.textContent = `Race on the deal on screen (${state.code})`;
       this.current.onclick = () => this.openRace({ code: state.code });
     }
+  }
+
+  /** The games being played now (GET /api/games), each a link to watch it live. */
+  async loadLiveGames() {
+    let games = [];
+    try {
+      games = (await api("GET", "/api/games?limit=20")).games;
+    } catch {
+      return; // the list is a convenience: the link form still works
+    }
+    const rows = games.map((g) =>
+      el(
+        "li",
+        {},
+        el("a", { href: linkTo("game", g.id), class: "live-game" }, `${g.owner.name} · ${g.code}`),
+        el("span", { class: "muted" }, ` ${g.moves} moves, ${g.progress} cleared${g.race_id ? " · racing" : ""}`),
+      ),
+    );
+    this.liveList.replaceChildren(...(rows.length ? rows : [el("li", { class: "muted" }, "Nobody is playing right now.")]));
   }
 
   async onOpenForm(ev) {
