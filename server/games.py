@@ -81,6 +81,21 @@ class LiveGame:
     def invalidate(self) -> None:
         self.cached_fingerprint = self.cached_state = None
 
+    def brief_state(self) -> dict[str, Any]:
+        """The information bar and fingerprint only, for clients that mirror the board themselves."""
+        g = self.game
+        return {
+            "seq": g.seq,
+            "status": self.status,
+            "score": g.score,
+            "moves": g.moves,
+            "undo_depth": g.undo_depth,
+            "progress": g.progress,
+            "elapsed_ms": self.elapsed_ms,
+            "clock_running": g.seq > 0 and not self.finished,
+            "fingerprint": self.fingerprint(),
+        }
+
     def state(self) -> dict[str, Any]:
         """The public state: what the owner and every spectator see."""
         view = self.game.view(self.fingerprint())
@@ -193,18 +208,20 @@ class GameService:
             ranked=ranked,
             race_id=race_id,
         )
-        values = live.row_values()
-        row = GameRow(
-            **values,
-            player_id=owner_id,
-            code=str(code),
-            created_ms=now,
-            daily_day=daily_day,
-            ranked=ranked,
-            race_id=race_id,
-        )
-        async with self.sessions() as session:
-            await queries.insert_game(session, row)
+        values = {
+            **live.row_values(),
+            "player_id": owner_id,
+            "code": str(code),
+            "created_ms": now,
+            "daily_day": daily_day,
+            "ranked": ranked,
+            "race_id": race_id,
+        }
+        if daily_day is None:  # plain games share the group commit
+            await self.writer.submit(Write(None, None, new_game=values))
+        else:  # a daily attempt may hit the one-ranked-attempt index: its caller handles that alone
+            async with self.sessions() as session:
+                await queries.insert_game(session, GameRow(**values))
         self._remember(live)
         return live
 
@@ -284,7 +301,14 @@ class GameService:
     # -- playing ---------------------------------------------------------------
 
     async def act(
-        self, game_id: str, player_id: str, seq: int, raw: dict[str, Any], origin: Any = None
+        self,
+        game_id: str,
+        player_id: str,
+        seq: int,
+        raw: dict[str, Any],
+        origin: Any = None,
+        *,
+        brief: bool = False,
     ) -> dict[str, Any]:
         """Validate and apply one action; returns the ``result`` message body.
 
@@ -296,18 +320,18 @@ class GameService:
             raise ProtocolError("bad_message", str(exc), field="action") from None
         live = await self.locked(game_id)
         try:
-            return await self._act_locked(live, player_id, seq, action, origin)
+            return await self._act_locked(live, player_id, seq, action, origin, brief)
         finally:
             live.lock.release()
 
     async def _act_locked(
-        self, live: LiveGame, player_id: str, seq: int, action: Action, origin: Any
+        self, live: LiveGame, player_id: str, seq: int, action: Action, origin: Any, brief: bool
     ) -> dict[str, Any]:
         if live.owner_id != player_id:
             raise ProtocolError("forbidden", "only the game's owner can act in it")
         current = live.game.seq
         if seq == current - 1 and action == live.last_action and live.last_outcome is not None:
-            return self._result(live, current - 1, action, live.last_outcome, duplicate=True)
+            return self._result(live, current - 1, action, live.last_outcome, True, brief)
         if seq != current:
             raise ProtocolError(
                 "stale", f"expected seq {current}, got {seq}", state=live.state(), seq=current
@@ -319,7 +343,7 @@ class GameService:
         except IllegalAction as exc:
             raise ProtocolError("illegal_action", exc.reason, rule=exc.code) from None
         await self._commit(live, outcome, origin)
-        return self._result(live, seq, action, live.last_outcome or {}, duplicate=False)
+        return self._result(live, seq, action, live.last_outcome or {}, False, brief)
 
     async def _commit(self, live: LiveGame, outcome: Outcome, origin: Any) -> None:
         """Make the outcome durable, then take it into memory and tell watchers."""
@@ -366,8 +390,15 @@ class GameService:
         return live
 
     def _result(
-        self, live: LiveGame, seq: int, action: Action, outcome: dict[str, Any], *, duplicate: bool
+        self,
+        live: LiveGame,
+        seq: int,
+        action: Action,
+        outcome: dict[str, Any],
+        duplicate: bool,
+        brief: bool = False,
     ) -> dict[str, Any]:
+        """The ``result`` message; ``brief`` replaces the board with the information bar only."""
         return {
             "type": "result",
             "game_id": live.id,
@@ -375,7 +406,7 @@ class GameService:
             "action": action.to_json(),
             "duplicate": duplicate,
             "outcome": outcome,
-            "state": live.state_json(),
+            "state": live.brief_state() if brief else live.state_json(),
         }
 
     def _publish(

@@ -79,7 +79,7 @@ REQUESTS: dict[str, dict[str, Field]] = {
         "daily": Field(str, False, 16),
     },
     "open_game": {"game_id": _ID},
-    "act": {"game_id": _ID, "seq": Field(int), "action": Field(dict)},
+    "act": {"game_id": _ID, "seq": Field(int), "action": Field(dict), "reply": Field(str, False, 8)},
     "resign": {"game_id": _ID},
     "watch": {"game_id": _ID},
     "unwatch": {"game_id": _ID},

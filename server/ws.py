@@ -361,7 +361,11 @@ async def _unwatch(conn: Connection, fields: dict[str, Any]) -> dict[str, Any]:
 async def _act(conn: Connection, fields: dict[str, Any]) -> dict[str, Any]:
     player_id = conn.require_player()
     games = conn.services.games
-    return await games.act(fields["game_id"], player_id, fields["seq"], fields["action"], conn)
+    reply = fields.get("reply", "full")
+    if reply not in ("full", "brief"):
+        raise ProtocolError("bad_message", "act.reply must be 'full' or 'brief'", field="reply")
+    game_id, seq, action = fields["game_id"], fields["seq"], fields["action"]
+    return await games.act(game_id, player_id, seq, action, conn, brief=reply == "brief")
 
 
 @handler("resign")

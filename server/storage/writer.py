@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 Extra = Callable[[AsyncConnection], Awaitable[None]]
 
 _INSERT_ACTION = insert(ActionRow)
+_INSERT_GAME = insert(GameRow)
 _GAME_COLUMNS = (
     "status",
     "result",
@@ -48,11 +49,12 @@ _UPDATE_GAME = (
 
 @dataclass
 class Write:
-    """One unit to make durable: an action row, the game row's new values, extras."""
+    """One unit to make durable: a new game row, or an action row and the game row's new values."""
 
     action: dict[str, Any] | None
-    game: dict[str, Any]
+    game: dict[str, Any] | None
     extras: list[Extra] = field(default_factory=list)
+    new_game: dict[str, Any] | None = None
     done: asyncio.Future[None] | None = None
 
 
@@ -115,28 +117,45 @@ class GroupWriter:
         try:
             async with self._engine.begin() as conn:
                 await self._write(conn, batch)
-        except Exception as exc:  # every waiter learns of the failure; nothing is acknowledged
-            log.exception("group commit of %d writes failed", len(batch))
-            for write in batch:
-                if write.done is not None and not write.done.done():
-                    write.done.set_exception(exc)
+        except Exception as exc:
+            if len(batch) > 1:  # find the culprit: one bad write must not fail the others
+                log.warning("group commit of %d writes failed (%s); committing one by one", len(batch), exc)
+                for write in batch:
+                    await self._commit([write])
+                return
+            log.exception("commit failed; the write is not acknowledged")
+            _settle(batch, exc)
             return
         self.commits += 1
         self.writes += len(batch)
-        for write in batch:
-            if write.done is not None and not write.done.done():
-                write.done.set_result(None)
+        _settle(batch, None)
 
     @staticmethod
     async def _write(conn: AsyncConnection, batch: list[Write]) -> None:
+        new_games = [w.new_game for w in batch if w.new_game is not None]
+        if new_games:
+            await conn.execute(_INSERT_GAME, new_games)
         actions = [w.action for w in batch if w.action is not None]
         if actions:
             await conn.execute(_INSERT_ACTION, actions)
         latest: dict[str, dict[str, Any]] = {}
         for write in batch:  # only each game's last state in the batch matters
-            latest[write.game["id"]] = write.game
-        params = [{f"b_{k}": v for k, v in g.items()} for g in latest.values()]
-        await conn.execute(_UPDATE_GAME, params)
+            if write.game is not None:
+                latest[write.game["id"]] = write.game
+        if latest:
+            params = [{f"b_{k}": v for k, v in g.items()} for g in latest.values()]
+            await conn.execute(_UPDATE_GAME, params)
         for write in batch:
             for extra in write.extras:
                 await extra(conn)
+
+
+def _settle(batch: list[Write], error: Exception | None) -> None:
+    """Wake every waiter of a batch: all committed, or all told why not."""
+    for write in batch:
+        if write.done is None or write.done.done():
+            continue
+        if error is None:
+            write.done.set_result(None)
+        else:
+            write.done.set_exception(error)

@@ -172,3 +172,22 @@ async def test_live_games_list_shows_open_started_games(server: str) -> None:
     assert game_id not in [g["id"] for g in body["games"]]
     status, body = await ahttp("GET", f"{server}/api/games?limit=abc")
     assert status == 400 and body["error"]["code"] == "bad_message"
+
+
+async def test_brief_replies_carry_the_fingerprint_of_the_full_state(server: str) -> None:
+    """A client that mirrors the board with the engine asks for brief replies and checks them."""
+    client, game_id, _ = await _start(server)
+    watcher = await Client.connect(server)
+    await watcher.request("watch", game_id=game_id)
+    local = Game.new("HH1-N-AAAAAAM")
+    for seq in range(3):
+        action = local.legal_actions()[0]
+        reply = await client.request("act", game_id=game_id, seq=seq, action=action.to_json(), reply="brief")
+        local = local.apply(action).game
+        assert "board" not in reply["state"]
+        assert reply["state"]["fingerprint"] == local.fingerprint()
+        assert reply["state"]["seq"] == local.seq and reply["state"]["moves"] == local.moves
+        update = await watcher.next_push("update")
+        assert update["state"]["board"] == local.view()["board"]  # spectators still get it all
+    bad = await client.request("act", game_id=game_id, seq=3, action={"type": "draw"}, reply="some")
+    assert bad["code"] == "bad_message" and bad["field"] == "reply"
