@@ -114,6 +114,7 @@ class Stats:
         self.latencies: list[float] = []
         self.errors = 0
         self.acked = 0
+        self.first_error = ""
 
 
 async def connect(base: str, token: str) -> Any:
@@ -125,7 +126,7 @@ async def connect(base: str, token: str) -> Any:
 
 
 async def play(
-    base: str, token: str, game: str, interval: float, until: float, stats: Stats, reply: str
+    base: str, token: str, game: str, interval: float, until: float, stats: Stats, reply_mode: str
 ) -> None:
     """One client: start a game, then act at the given pace until the deadline."""
     ws = await connect(base, token)
@@ -153,7 +154,7 @@ async def play(
             "game_id": game_id,
             "seq": mirror.seq,
             "action": action.to_json(),
-            "reply": reply,
+            "reply": reply_mode,
         }
         started = time.perf_counter()
         await ws.send(json.dumps(message))
@@ -164,6 +165,7 @@ async def play(
             mirror = mirror.apply(action).game
         else:
             stats.errors += 1
+            stats.first_error = stats.first_error or str(answer)[:300]
     await ws.close()
 
 
@@ -215,6 +217,8 @@ async def run_load(args: argparse.Namespace, base: str, pid: int) -> dict[str, A
     elapsed = time.monotonic() - started
     stop.set()
     await sampling
+    if stats.first_error:
+        print(f"first error: {stats.first_error}")
     return {
         "actions_per_s": round((stats.acked - acked_before) / elapsed, 1),
         "p50_ms": percentile(stats.latencies, 50),
