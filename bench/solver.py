@@ -8,6 +8,7 @@ is one JSON object: per variant (``SH1-C4``, ``SH1-C2``, ``SH1-C1``,
 
     .venv/bin/python bench/solver.py               # 500 deals per variant
     .venv/bin/python bench/solver.py --limit 50    # a quick look
+    .venv/bin/python bench/solver.py --traditional # classic group limit, for comparison
 """
 
 from __future__ import annotations
@@ -23,19 +24,24 @@ from pathlib import Path
 # This file is named like the package it measures: keep its own folder off the path.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
+from engine import Game  # noqa: E402
 from engine.codes import make_code  # noqa: E402
-from engine.solver import DEFAULT_BUDGET, solve  # noqa: E402
+from engine.solver import DEFAULT_BUDGET, seahaven, solve  # noqa: E402
 
 VARIANTS = (("SH", "C4"), ("SH", "C2"), ("SH", "C1"), ("HH", "N"))
 MAX_WORKERS = 2  # the machine is shared
 
-Job = tuple[str, str, int, int]  # game, variant, seed, node budget
+Job = tuple[str, str, int, int, bool]  # game, variant, seed, node budget, traditional groups
 Row = tuple[str, str, float, int]  # family, result, ms, nodes
 
 
 def run_one(job: Job) -> Row:
-    game, variant, seed, budget = job
+    game, variant, seed, budget, traditional = job
     code = make_code(game, variant, seed)
+    if traditional and game == "SH":
+        started = time.perf_counter()
+        sea = seahaven.solve_state(Game.new(code).state, budget, traditional=True)
+        return code.family, sea.result, (time.perf_counter() - started) * 1000, sea.nodes
     answer = solve(code, budget)
     return code.family, answer.result, answer.ms, answer.nodes
 
@@ -71,9 +77,12 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=DEFAULT_BUDGET, help="node budget per deal")
     parser.add_argument("--workers", type=int, default=MAX_WORKERS, help="processes, at most 2")
     parser.add_argument("--only", choices=[f"{g}1-{v}" for g, v in VARIANTS], help="one variant")
+    parser.add_argument(
+        "--traditional", action="store_true", help="Seahaven groups of free cells + 1 only (not SH-10)"
+    )
     args = parser.parse_args()
     jobs: list[Job] = [
-        (game, variant, seed, args.budget)
+        (game, variant, seed, args.budget, args.traditional)
         for game, variant in VARIANTS
         if args.only in (None, f"{game}1-{variant}")
         for seed in range(args.limit)

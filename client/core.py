@@ -441,7 +441,7 @@ class SolitaireClient:
         handle = self.games.get(str(message.get("game_id") or message.get("game", {}).get("id")))
         if kind == "update" and handle is not None:
             handle.take_update(message)
-        elif kind in ("game", "finished") and handle is not None:
+        elif kind in ("game", "finished", "status") and handle is not None:
             handle.take_game(message)
         elif kind == "leaderboard_update" and message.get("code") in self.leaderboards:
             self.leaderboards[message["code"]].take_update(message)

@@ -16,7 +16,7 @@ from starlette.staticfiles import StaticFiles
 
 from engine import GameCode, random_code
 from engine.codes import VARIANTS
-from server import competition, http_api
+from server import competition, http_api, solutions
 from server.config import Settings
 from server.games import Clock, GameService, LiveGame, parse_code_or_error, wall_clock_ms
 from server.live import Hub
@@ -123,3 +123,5 @@ SETUP_HOOKS: list[Callable[[Services], Awaitable[None]]] = []
 TEARDOWN_HOOKS: list[Callable[[Services], Awaitable[None]]] = []
 SETUP_HOOKS.append(competition.setup)
 TEARDOWN_HOOKS.append(competition.teardown)
+SETUP_HOOKS.append(solutions.setup)
+TEARDOWN_HOOKS.append(solutions.teardown)

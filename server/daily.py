@@ -30,7 +30,7 @@ from starlette.routing import Route
 
 from engine import GameCode, parse_code
 from engine.codes import MAX_SEED, make_code
-from server import http_api
+from server import http_api, solutions
 from server.games import LiveGame
 from server.protocol import ProtocolError
 from server.storage.models import DailyChallenge, GameRow
@@ -95,15 +95,20 @@ def candidate(secret: str, day: str, family: str, n: int) -> GameCode:
 async def is_acceptable(conn: AsyncConnection, code: GameCode) -> bool:
     """THE gate for a day's code; the solver's proof of winnability slots in here.
 
-    Today it refuses a code that an earlier day used (days never repeat) and a
-    code somebody has already played (a daily's leaderboard starts empty).
+    It refuses a code that an earlier day used (days never repeat), a code
+    somebody has already played (a daily's leaderboard starts empty), and a
+    code the solver does not prove winnable within its budget (``unknown``
+    counts as no: the next candidate is tried); the solution's length is kept
+    for :func:`insert_if_absent` (``solutions.proven_length``).
     """
     text = str(code)
     used = await conn.execute(select(DAILY.c.day).where(DAILY.c.code == text).limit(1))
     if used.first() is not None:
         return False
     played = await conn.execute(select(GAMES.c.id).where(GAMES.c.code == text).limit(1))
-    return played.first() is None
+    if played.first() is not None:
+        return False
+    return await solutions.daily_length(code) is not None
 
 
 async def stored_code(conn: AsyncConnection, day: str, family: str) -> str | None:
@@ -115,6 +120,7 @@ async def insert_if_absent(conn: AsyncConnection, day: str, family: str, code: s
     """INSERT … ON CONFLICT DO NOTHING on both backends: the first writer wins, nobody fails."""
     dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
     values = {"day": day, "family": family, "code": code, "created_ms": now}
+    values["solution_length"] = solutions.proven_length(code)
     await conn.execute(dialect.insert(DAILY).values(**values).on_conflict_do_nothing())
 
 

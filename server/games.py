@@ -58,10 +58,14 @@ class LiveGame:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     cached_fingerprint: str | None = None  # both caches are cleared whenever the game changes
     cached_state: Encoded | None = None
+    lost_seq: int | None = None  # server.solutions proved no win remains at this seq
 
     @property
     def status(self) -> str:
-        return self.result if self.result in ("resigned", "expired") else self.game.status
+        if self.result in ("resigned", "expired"):
+            return self.result
+        status = self.game.status
+        return "lost" if status == "playing" and self.lost_seq == self.game.seq else status
 
     @property
     def finished(self) -> bool:

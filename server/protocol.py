@@ -94,6 +94,7 @@ REQUESTS: dict[str, dict[str, Field]] = {
     "race_watch": {"race_id": _ID},
     "race_start": {"race_id": _ID, "countdown_s": Field(int, False)},
     "race_leave": {"race_id": _ID},
+    "solution": {"game_id": _ID},
 }
 
 

@@ -17,6 +17,7 @@ module documents why its search is complete (``impossible`` is a proof):
 from __future__ import annotations
 
 import time
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,4 +73,18 @@ def solve_position(game: str, state: Any, node_budget: int = DEFAULT_BUDGET) -> 
     return SolveResult(result, actions, nodes, (time.perf_counter() - started) * 1000)
 
 
-__all__ = ["DEFAULT_BUDGET", "RESULTS", "SolveResult", "solve", "solve_position"]
+def position_key(game: str, state: Any) -> Hashable:
+    """The key the search itself uses for a position: equal keys, equal answers.
+
+    Callers cache verdicts on it; it ignores what cannot change the answer
+    (column and cell order in Seahaven; pile order and selection in Heart to Heart).
+    """
+    if game == "HH":
+        return ("HH", hearts.position_key(state))
+    if game == "SH":
+        cols, cells, _ = seahaven.from_state(state)
+        return ("SH", len(state.cells), seahaven.position_key(cols, cells))
+    raise ValueError(f"no solver for game {game!r}")
+
+
+__all__ = ["DEFAULT_BUDGET", "RESULTS", "SolveResult", "position_key", "solve", "solve_position"]

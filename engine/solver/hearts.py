@@ -294,6 +294,11 @@ def solve_state(state: HeartState, budget: int) -> HeartAnswer:
     return HeartAnswer("won", moves, search.nodes)
 
 
+def position_key(state: HeartState) -> tuple[tuple[int, ...], int]:
+    """Heart ranks by position (None as -1) and pile counts: all the search depends on."""
+    return _layout(state.heart).ranks, pack_pile((*state.stock, *state.waste))
+
+
 def expand(state: HeartState, moves: list[Move]) -> list[Action]:
     """Engine actions for abstract moves: draw to the nearest pile card of the rank, then pair.
 

@@ -91,10 +91,15 @@ def from_state(state: State) -> tuple[Cols, bytes, tuple[int, ...]]:
     return cols, cells, tuple(state.foundations)
 
 
-def solve_state(state: State, budget: int) -> SeaAnswer:
-    """Search from an engine state (any position, cards off the foundation included)."""
+def solve_state(state: State, budget: int, traditional: bool = False) -> SeaAnswer:
+    """Search from an engine state (any position, cards off the foundation included).
+
+    ``traditional`` limits groups to free cells + 1, ignoring empty columns, as
+    classic Seahaven programs do (see the spec's Decision on SH-10): only for
+    comparing win rates, since the engine allows more.
+    """
     cols, cells, found = from_state(state)
-    search = SeaSearch(len(state.cells), budget)
+    search = SeaSearch(len(state.cells), budget, traditional)
     try:
         steps = search.run(cols, cells, found)
     except BudgetExceeded:
@@ -159,8 +164,10 @@ def next_needed_depth(col: bytes, found: tuple[int, ...]) -> int:
     return 99
 
 
-def gen_moves(cols: Cols, cells: bytes, found: tuple[int, ...], ncells: int) -> list[Move]:
-    """Every useful move (module doc), most promising first."""
+def gen_moves(
+    cols: Cols, cells: bytes, found: tuple[int, ...], ncells: int, traditional: bool = False
+) -> list[Move]:
+    """Every useful move (module doc), most promising first; group limits per SH-10."""
     free = ncells - len(cells)
     tops: dict[int, int] = {}
     empty = -1
@@ -172,8 +179,11 @@ def gen_moves(cols: Cols, cells: bytes, found: tuple[int, ...], ncells: int) -> 
             nempty += 1
             if empty < 0:
                 empty = i
-    cap_full = (free + 1) << nempty
-    cap_empty = (free + 1) << (nempty - 1) if nempty else 0
+    if traditional:
+        cap_full = cap_empty = free + 1
+    else:
+        cap_full = (free + 1) << nempty
+        cap_empty = (free + 1) << (nempty - 1) if nempty else 0
     first: list[Move] = []
     kings: list[Move] = []
     for card in cells:
@@ -224,8 +234,9 @@ def apply_move(cols: Cols, cells: bytes, move: Move) -> tuple[Cols, bytes, int]:
 class SeaSearch:
     """Iterative depth-first search; ``nodes`` counts the distinct positions expanded."""
 
-    def __init__(self, ncells: int, budget: int) -> None:
+    def __init__(self, ncells: int, budget: int, traditional: bool = False) -> None:
         self.ncells = ncells
+        self.traditional = traditional
         self.budget = budget
         self.nodes = 0
         self.seen: set[bytes] = set()
@@ -239,10 +250,10 @@ class SeaSearch:
         self.seen.add(position_key(cols, cells))
         # Frames: position, its moves, the next move's index, the path length at the position.
         stack: list[tuple[Cols, bytes, tuple[int, ...], list[Move], list[int], int]] = [
-            (cols, cells, found, gen_moves(cols, cells, found, self.ncells), [0], len(path))
+            (cols, cells, found, gen_moves(cols, cells, found, self.ncells, self.traditional), [0], len(path))
         ]
         seen = self.seen
-        ncells = self.ncells
+        ncells, traditional = self.ncells, self.traditional
         while stack:
             cols, cells, found, moves, index, mark = stack[-1]
             if index[0] == len(moves):
@@ -266,7 +277,7 @@ class SeaSearch:
             self.nodes += 1
             if self.nodes > self.budget:
                 raise BudgetExceeded
-            new_moves = gen_moves(new_cols, new_cells, new_found, ncells)
+            new_moves = gen_moves(new_cols, new_cells, new_found, ncells, traditional)
             stack.append((new_cols, new_cells, new_found, new_moves, [0], len(path)))
         return None
 

@@ -1,0 +1,172 @@
+"""The solver on the server: winnable dailies, the ``lost`` status, solutions after a game."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from engine import Action, Game
+from engine.codes import make_code
+from engine.solver import solve
+from server.daily import FAMILIES
+from server.solutions import DAILY_BUDGET
+from server.storage.db import make_engine
+from tests.server.competing import clocked_server
+from tests.support import Client, ManualClock, ahttp, new_player
+
+WON_SH = str(make_code("SH", "C4", 0))  # the solver wins it in a few hundred nodes
+
+
+def lost_sh_code() -> tuple[str, Action]:
+    """A one-cell deal that cannot be won, with a move that leaves it ``playing`` (not stuck)."""
+    for seed in range(100):
+        code = make_code("SH", "C1", seed)
+        game = Game.new(code)
+        if game.status != "playing" or solve(code, 5_000).result != "impossible":
+            continue
+        for action in game.legal_actions():
+            if game.apply(action).game.status == "playing":
+                return str(code), action
+    pytest.fail("no lost one-cell deal among the first seeds")
+
+
+async def player_client(base: str, name: str) -> Client:
+    player = await new_player(base, name)
+    return await Client.connect(base, player["token"])
+
+
+async def wait_status(base: str, game_id: str, status: str, timeout: float = 15) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        _, body = await ahttp("GET", f"{base}/api/games/{game_id}")
+        if body["state"]["status"] == status or time.monotonic() > deadline:
+            return dict(body["state"])
+        await asyncio.sleep(0.05)
+
+
+# -- dailies -----------------------------------------------------------------------------------
+
+
+async def test_every_daily_is_proven_winnable_and_stores_its_solution_length(
+    server: str, database_url: str
+) -> None:
+    status, body = await ahttp("GET", f"{server}/api/daily")
+    assert status == 200, body
+    assert set(body["codes"]) == set(FAMILIES)
+    engine = make_engine(database_url)
+    try:
+        async with engine.connect() as conn:
+            rows = await conn.execute(text("SELECT code, solution_length FROM daily_challenges"))
+            lengths = {row.code: row.solution_length for row in rows}
+    finally:
+        await engine.dispose()
+    for code in body["codes"].values():
+        answer = solve(code, DAILY_BUDGET)
+        assert answer.result == "won" and answer.actions is not None
+        assert Game.replay(code, answer.actions).status == "won"
+        assert lengths[code] == len(answer.actions)
+
+
+# -- after a game ------------------------------------------------------------------------------
+
+
+async def test_solution_only_after_the_game_over_http_and_websocket(server: str) -> None:
+    client = await player_client(server, "Curious")
+    game_id = (await client.request("new_game", code=WON_SH))["game"]["id"]
+    status, body = await ahttp("GET", f"{server}/api/games/{game_id}/solution")
+    assert status == 409 and body["error"]["code"] == "conflict"  # HH-25: never during a game
+    refused = await client.request("solution", game_id=game_id)
+    assert refused["type"] == "error" and refused["code"] == "conflict"
+    await client.request("resign", game_id=game_id)
+    status, body = await ahttp("GET", f"{server}/api/games/{game_id}/solution")
+    assert status == 200, body
+    assert body["winnable"] is True and body["result"] == "won" and body["code"] == WON_SH
+    actions = [Action.from_json(a) for a in body["actions"]]
+    assert body["length"] == len(actions)
+    assert Game.replay(WON_SH, actions).status == "won"  # step by step, as a client replays it
+    over_ws = await client.request("solution", game_id=game_id)
+    assert over_ws["type"] == "solution" and over_ws["actions"] == body["actions"]
+    missing = await client.request("solution", game_id="g_nothing")
+    assert missing["type"] == "error" and missing["code"] == "not_found"
+    await client.close()
+
+
+async def test_an_impossible_deal_says_so_after_the_game(server: str) -> None:
+    code, _ = lost_sh_code()
+    client = await player_client(server, "Doomed")
+    game_id = (await client.request("new_game", code=code))["game"]["id"]
+    await client.request("resign", game_id=game_id)
+    status, body = await ahttp("GET", f"{server}/api/games/{game_id}/solution")
+    assert status == 200 and body["winnable"] is False and body["result"] == "impossible"
+    assert body["actions"] is None and body["length"] is None
+    await client.close()
+
+
+@pytest.fixture(scope="module")
+def clock() -> ManualClock:
+    return ManualClock(1_900_000_000_000)
+
+
+@pytest.fixture(scope="module")
+def clocked(database_url: str, clock: ManualClock) -> Iterator[str]:
+    with clocked_server(database_url, clock) as base:
+        yield base
+
+
+async def test_a_daily_solution_waits_for_the_end_of_its_day(clocked: str, clock: ManualClock) -> None:
+    client = await player_client(clocked, "Daily")
+    reply = await client.request("new_game", daily="SH1-C4")
+    game_id = reply["game"]["id"]
+    await client.request("resign", game_id=game_id)
+    status, body = await ahttp("GET", f"{clocked}/api/games/{game_id}/solution")
+    assert status == 409 and "day" in body["error"]["message"]
+    clock.advance(86_400_000)
+    status, body = await ahttp("GET", f"{clocked}/api/games/{game_id}/solution")
+    assert status == 200 and body["winnable"] is True
+    await client.close()
+
+
+# -- dead ends -----------------------------------------------------------------------------------
+
+
+async def test_a_proven_dead_end_is_lost_and_undo_stays_allowed(server: str) -> None:
+    code, move = lost_sh_code()
+    client = await player_client(server, "Stubborn")
+    watcher = await Client.connect(server)
+    game_id = (await client.request("new_game", code=code))["game"]["id"]
+    await watcher.request("watch", game_id=game_id)
+    result = await client.act(game_id, 0, **move.to_json())
+    assert result["type"] == "result" and result["state"]["status"] == "playing"  # not on the hot path
+    pushed = await watcher.next_push("status")
+    assert pushed["state"]["status"] == "lost" and pushed["state"]["seq"] == 1
+    assert (await wait_status(server, game_id, "lost"))["seq"] == 1
+    undone = await client.act(game_id, 1, type="undo")
+    assert undone["type"] == "result"  # undo stays allowed from a lost position
+    state = await wait_status(server, game_id, "lost")  # the deal itself is lost too
+    assert state["status"] == "lost" and state["seq"] == 2
+    await client.close()
+    await watcher.close()
+
+
+async def test_a_winnable_position_stays_playing_and_heart_to_heart_is_never_lost(server: str) -> None:
+    client = await player_client(server, "Hopeful")
+    sh = (await client.request("new_game", code=WON_SH))["game"]["id"]
+    first = solve(WON_SH).actions
+    assert first is not None
+    await client.act(sh, 0, **first[0].to_json())
+    doomed_hh = next(
+        str(c)
+        for c in (make_code("HH", "N", s) for s in range(100))
+        if Game.new(c).status == "playing" and solve(c).result == "impossible"
+    )
+    hh = (await client.request("new_game", code=doomed_hh))["game"]["id"]
+    await client.act(hh, 0, type="draw")
+    await asyncio.sleep(0.5)  # the checker has had time: it answers in milliseconds here
+    assert (await wait_status(server, sh, "lost", timeout=0))["status"] == "playing"
+    assert (await wait_status(server, hh, "lost", timeout=0))["status"] == "playing"  # HH-25
+    await client.close()
