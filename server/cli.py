@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import logging
 import sys
+import warnings
 from dataclasses import replace
 from types import FrameType
 from typing import Any
@@ -50,6 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--secret", help="server secret for daily codes (env SOLITAIRE_SECRET)")
     parser.add_argument("--max-frame-bytes", type=int, help="largest WebSocket frame accepted")
     parser.add_argument("--rate", type=float, help="messages per second per connection")
+    parser.add_argument(
+        "--ws",
+        choices=["websockets", "websockets-sansio", "wsproto"],
+        help="uvicorn WebSocket implementation (env SOLITAIRE_WS_IMPL, default websockets)",
+    )
     parser.add_argument("--log-level", default="info", help="debug, info, warning or error")
     return parser
 
@@ -61,6 +67,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         value = getattr(args, name)
         if value is not None:
             changes[name] = value
+    if args.ws:
+        changes["ws_impl"] = args.ws
     if args.allowed_origin:
         changes["allowed_origins"] = tuple(args.allowed_origin)
     limits: Limits = settings.limits
@@ -96,21 +104,28 @@ class GracefulServer(uvicorn.Server):
             super().handle_exit(sig, frame)
 
 
-async def serve(settings: Settings, log_level: str) -> None:
-    from server.app import create_app
-
-    app = create_app(settings)
-    config = uvicorn.Config(
+def uvicorn_config(app: Any, settings: Settings, log_level: str = "info") -> uvicorn.Config:
+    """The one uvicorn configuration, used by the command and by the tests' servers."""
+    warnings.filterwarnings("ignore", message=".*`websockets` implementation is deprecated.*")
+    return uvicorn.Config(
         app,
         host=settings.host,
         port=settings.port,
         log_level=log_level,
+        ws=settings.ws_impl,
         ws_max_size=settings.limits.max_frame_bytes,
         ws_per_message_deflate=False,
         ws_ping_interval=20,
         ws_ping_timeout=20,
         lifespan="on",
     )
+
+
+async def serve(settings: Settings, log_level: str) -> None:
+    from server.app import create_app
+
+    app = create_app(settings)
+    config = uvicorn_config(app, settings, log_level)
     server = GracefulServer(config)
     server.starlette_app = app
     await server.serve()

@@ -417,7 +417,7 @@ class GameService:
         self, live: LiveGame, seq: int, action: Action, outcome: dict[str, Any], origin: Any
     ) -> None:
         topic = f"game:{live.id}"
-        if self.hub.subscriber_count(topic):
+        if self.hub.has_subscribers(topic, besides=origin):  # else the state is never serialized
             message = {
                 "type": "update",
                 "game_id": live.id,

@@ -58,17 +58,22 @@ class Hub:
     def subscribers(self, topic: str) -> list[Subscriber]:
         return list(self._topics.get(topic, ()))
 
+    def has_subscribers(self, topic: str, besides: Subscriber | None = None) -> bool:
+        subscribers = self._topics.get(topic)
+        if not subscribers:
+            return False
+        return not (len(subscribers) == 1 and besides in subscribers)
+
     def subscriber_count(self, topic: str) -> int:
         return len(self._topics.get(topic, ()))
 
     def publish(self, topic: str, message: dict[str, Any], skip: Subscriber | None = None) -> int:
         """Send to every subscriber of a topic except ``skip``; returns how many got it."""
-        subscribers = self._topics.get(topic)
-        if not subscribers or (len(subscribers) == 1 and skip in subscribers):
+        if not self.has_subscribers(topic, besides=skip):
             return 0
         frame = encode(message)
         sent = 0
-        for subscriber in list(subscribers):
+        for subscriber in list(self._topics[topic]):
             if subscriber is not skip:
                 subscriber.push(frame)
                 sent += 1

@@ -22,6 +22,7 @@ import uvicorn
 import websockets
 
 from server.app import create_app
+from server.cli import uvicorn_config
 from server.config import Settings
 from server.games import Clock, wall_clock_ms
 
@@ -61,15 +62,7 @@ def running_server(
     port = port or free_port()
     settings = Settings(**{**settings.__dict__, "host": "127.0.0.1", "port": port})
     app = create_app(settings, clock)
-    config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=port,
-        log_level="warning",
-        ws_max_size=settings.limits.max_frame_bytes,
-        ws_per_message_deflate=False,
-        lifespan="on",
-    )
+    config = uvicorn_config(app, settings, "warning")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
