@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 FAMILIES = ("HH1-N", "SH1-C4", "SH1-C2", "SH1-C1")
 DAY_MS = 86_400_000
-NO_PROGRESS_STATUSES = ("stalemate", "stuck")
+NO_PROGRESS_STATUSES = ("stalemate", "stuck", "lost")
 TICK_S = 0.5  # how often the sweeper looks at the (injectable) clock
 SWEEP_EVERY_MS = 60_000  # a sweep also runs this often, for games started right at midnight
 DAILY = DailyChallenge.__table__
@@ -174,6 +174,12 @@ class Dailies:
         for family, code in found.items():
             self._remember(day, family, code)
         return {family: found[family] for family in FAMILIES if family in found}
+
+    async def solution_lengths(self, day: str) -> dict[str, int | None]:
+        """Each family's proven solution length that day: a difficulty figure, shown after the day."""
+        query = select(DAILY.c.family, DAILY.c.solution_length).where(DAILY.c.day == day)
+        async with self.services.engine.connect() as conn:
+            return {row.family: row.solution_length for row in await conn.execute(query)}
 
     async def day_of_code(self, code: str) -> str | None:
         """The day a code was the daily challenge, or None for an ordinary code."""
@@ -312,14 +318,18 @@ async def sweeper(services: Services) -> None:
 async def day_body(services: Services, day: str) -> dict[str, Any]:
     start = day_start_ms(day)
     codes = await dailies(services).codes_of_day(day)
-    return {
+    today = day == dailies(services).today()
+    body: dict[str, Any] = {
         "day": day,
-        "today": day == dailies(services).today(),
+        "today": today,
         "codes": codes,
         "starts_at": start,
         "ends_at": start + DAY_MS,
         "now": services.clock(),
     }
+    if not today:  # a solution's length would hint at today's deal: shown once the day is over
+        body["solution_lengths"] = await dailies(services).solution_lengths(day)
+    return body
 
 
 @http_api.endpoint

@@ -40,15 +40,29 @@ def registry() -> Registry:
     return Registry().with_resources([(BASE + "asyncapi.json", asyncapi), (BASE + "openapi.json", openapi)])
 
 
+def message_components(direction: str) -> dict[str, str]:
+    """``type`` -> component name for one direction: ``publish`` (client → server) or
+    ``subscribe``. A reply may share its request's type (``solution``), so the two
+    directions are looked up separately."""
+    document = load("asyncapi.json")
+    refs = document["channels"]["/ws"][direction]["message"]["oneOf"]
+    found = {}
+    for ref in refs:
+        name = ref["$ref"].rsplit("/", 1)[1]
+        kind = document["components"]["messages"][name]["payload"]["properties"]["type"]["const"]
+        found[kind] = name
+    return found
+
+
 def message_names(direction: str) -> list[str]:
-    """Message names of one direction: ``publish`` (client → server) or ``subscribe``."""
-    refs = load("asyncapi.json")["channels"]["/ws"][direction]["message"]["oneOf"]
-    return [ref["$ref"].rsplit("/", 1)[1] for ref in refs]
+    """The message types of one direction."""
+    return list(message_components(direction))
 
 
 @cache
-def message_validator(name: str) -> Draft7Validator:
-    """A validator for one message's payload (messages are named after their ``type``)."""
+def message_validator(kind: str) -> Draft7Validator:
+    """A validator for the payload of one server message type."""
+    name = message_components("subscribe")[kind]
     ref = {"$ref": f"{BASE}asyncapi.json#/components/messages/{name}/payload"}
     return Draft7Validator(ref, registry=registry())
 

@@ -25,6 +25,7 @@ from server.app import create_app
 from server.cli import uvicorn_config
 from server.config import Settings
 from server.games import Clock, wall_clock_ms
+from tests.contract import SENT
 
 RECEIVED: list[dict[str, Any]] = []  # every server message seen by any test client
 _ids = itertools.count(1)
@@ -133,6 +134,8 @@ class Client:
         return message
 
     async def send(self, message: dict[str, Any] | str) -> None:
+        if isinstance(message, dict):
+            SENT.append(message)  # the contract check counts the request types tests send
         await self.ws.send(message if isinstance(message, str) else json.dumps(message))
 
     async def request(self, kind: str, timeout: float = 10, **fields: Any) -> dict[str, Any]:

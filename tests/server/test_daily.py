@@ -74,6 +74,7 @@ async def test_today_codes_and_next_reset(daily_server: str, clock: ManualClock)
     assert (await today(daily_server))["codes"] == body["codes"]
     status, same = await ahttp("GET", f"{daily_server}/api/daily/{day}")
     assert status == 200 and same["codes"] == body["codes"] and same["today"] is True
+    assert "solution_lengths" not in body  # a difficulty figure would hint at today's deals
 
 
 async def test_simultaneous_first_requests_agree_across_instances(
@@ -156,6 +157,8 @@ async def test_day_rollover_expires_unfinished_attempts_and_counts_them(
     assert not set(after["codes"].values()) & set(before["codes"].values())
     status, past = await ahttp("GET", f"{daily_server}/api/daily/{before['day']}")
     assert status == 200 and past["codes"] == before["codes"] and past["today"] is False
+    lengths = past["solution_lengths"]  # every daily was proven winnable: its length is known
+    assert set(lengths) == set(past["codes"]) and all(n and n > 0 for n in lengths.values())
     replay = await ada.request("new_game", code=code)  # yesterday's daily is practice now
     assert replay["game"]["ranked"] is False and replay["game"]["daily"] == before["day"]
     for client in (ada, bob, cy):
