@@ -222,6 +222,10 @@ class SolitaireClient:
                 raise
             return handle
 
+    async def solution(self, game_id: str) -> dict[str, Any]:
+        """After a game (never during one, HH-25): was the deal winnable, and a solution."""
+        return await self.request("solution", game_id=game_id)
+
     # -- leaderboards, dailies and races ------------------------------------------------
 
     async def subscribe_leaderboard(self, code: str, limit: int | None = None) -> LeaderboardFeed:

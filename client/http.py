@@ -89,6 +89,11 @@ class HttpApi:
         result: dict[str, Any] = await self.call("GET", f"/api/games/{quote(game_id)}/verify")
         return result
 
+    async def solution(self, game_id: str) -> dict[str, Any]:
+        """After a game: ``winnable`` and a solution's ``actions`` from the deal (409 while open)."""
+        result: dict[str, Any] = await self.call("GET", f"/api/games/{quote(game_id)}/solution")
+        return result
+
     # -- competing -----------------------------------------------------------------
 
     async def daily(self, day: str | None = None) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from client import (
     verify_game,
 )
 from client.deals import matches_state
+from engine import Action, Game
 from server.config import Settings
 from tests.client.proxy import proxy_to
 from tests.contract import SENT
@@ -155,6 +156,11 @@ async def test_resign_verify_and_http(server: str) -> None:
         assert verdict.ok and verdict.replayed is not None and verdict.replayed["moves"] == 2
         info, state = await client.http.game(game.id)
         assert info.result == "resigned" and state.fingerprint == game.state.fingerprint
+        answer = await client.solution(game.id)  # allowed once the game is over
+        assert answer == {"type": "solution", **await client.http.solution(game.id), "id": answer["id"]}
+        if answer["winnable"]:
+            replayed = Game.replay(answer["code"], [Action.from_json(a) for a in answer["actions"]])
+            assert replayed.status == "won"
         renamed = await client.http.rename("Vera2")
         assert (await client.http.player(renamed.id))["name"] == "Vera2"
         assert (await client.http.health())["status"] == "ok"
