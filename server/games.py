@@ -82,6 +82,11 @@ class LiveGame:
             self.cached_state = Encoded(json.dumps(self.state(), separators=(",", ":")))
         return self.cached_state
 
+    @property
+    def clock_running(self) -> bool:
+        """Whether a client should keep its clock counting up from ``elapsed_ms``."""
+        return self.game.seq > 0 and not self.finished
+
     def invalidate(self) -> None:
         self.cached_fingerprint = self.cached_state = None
 
@@ -96,7 +101,7 @@ class LiveGame:
             "undo_depth": g.undo_depth,
             "progress": g.progress,
             "elapsed_ms": self.elapsed_ms,
-            "clock_running": g.seq > 0 and not self.finished,
+            "clock_running": self.clock_running,
             "fingerprint": self.fingerprint(),
         }
 
@@ -105,7 +110,7 @@ class LiveGame:
         view = self.game.view(self.fingerprint())
         view["status"] = self.status
         view["elapsed_ms"] = self.elapsed_ms
-        view["clock_running"] = self.game.seq > 0 and not self.finished
+        view["clock_running"] = self.clock_running
         return view
 
     def info(self) -> dict[str, Any]:
