@@ -1,5 +1,6 @@
 """Deals for the browser tests, found with the engine: a winnable Heart to Heart code and its
-winning line, a line into a stalemate, and a Seahaven position with a group move to make.
+winning line, a line into a stalemate, a Seahaven position with a group move to make, and
+solver-checked Seahaven deals (a move into a proven dead end, winnable and impossible deals).
 
 Every search walks random codes from a fixed seed, so a run is repeatable, and gives up on a
 code after a node budget.
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 
 from engine import Action, Game
 from engine.codes import VARIANTS
+from engine.solver import solve
 
 BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 
@@ -189,3 +191,39 @@ def seahaven_stuck_line(seed: int = 3, tries: int = 20, depth: int = 12) -> tupl
 def _useful(action: Action) -> bool:
     src, dst = str(action.args[0]), str(action.args[1])
     return not src.startswith("found") and not (src.startswith("cell") and dst.startswith("cell"))
+
+
+def seahaven_lost_line(seed: int = 13, budget: int = 20_000) -> tuple[str, Action]:
+    """A Hard (one cell) deal the solver wins, and a first move after which it proves that no
+    winning line remains although a card can still move: the server's ``lost`` (protocol.md,
+    Solutions and dead ends), undone back to a winnable deal. ``budget`` is at most the
+    server's own (``server.solutions.LOST_BUDGET``), so the server proves it too."""
+    for n, code in enumerate(codes("SH1-C1-", seed)):
+        if n > 2_000:
+            break
+        game = Game.new(code)
+        if solve(game, budget).result != "won":
+            continue
+        for action in game.legal_actions():
+            if action.kind != "move":
+                continue
+            after = game.apply(action).game
+            if after.status == "playing" and solve(after, budget).result == "impossible":
+                return code, action
+    raise AssertionError("no Seahaven move into a proven dead end found")
+
+
+def seahaven_solution_deals(seed: int = 17, budget: int = 20_000) -> tuple[str, str]:
+    """Two Hard (one cell) codes: one the solver wins, one it proves impossible (its answers
+    are per deal, so the server, with a larger budget, gives the same ones)."""
+    won = impossible = None
+    for n, code in enumerate(codes("SH1-C1-", seed)):
+        if n > 2_000 or (won and impossible):
+            break
+        result = solve(code, budget).result
+        if result == "won" and won is None:
+            won = code
+        elif result == "impossible" and impossible is None:
+            impossible = code
+    assert won and impossible, "no winnable and impossible Seahaven deals found"
+    return won, impossible

@@ -146,7 +146,19 @@ export class ShareDialog {
   }
 }
 
-/** The end of a game (won) or a dead end (stalemate, stuck). */
+const DEAD_END_TEXT = {
+  stuck: ["No more possible moves", "No card can move any more. Undo a few moves or start a new game."],
+  stalemate: [
+    "No more possible moves",
+    "No free card has a partner left, in the heart, the stock or the waste. Undo or start a new game.",
+  ],
+  lost: [
+    "No winning line left",
+    "No winning line remains from here — undo or start a new game. The server's solver tried every way on from this position: none of them wins.",
+  ],
+};
+
+/** The end of a game (won) or a dead end (stalemate, stuck, lost). */
 export class EndDialog {
   constructor({ onChoice }) {
     this.dialog = document.getElementById("dlg-end");
@@ -155,12 +167,12 @@ export class EndDialog {
 
   show({ state, kind, rankText, canBoard }) {
     const won = kind === "won";
-    document.getElementById("dlg-end-title").textContent = won ? "You won!" : "No more possible moves";
-    document.getElementById("end-text").textContent = won
-      ? `All ${state.progress_total} cards cleared in ${state.code}.`
-      : kind === "stuck"
-        ? "No card can move any more. Undo a few moves or start a new game."
-        : "No free card has a partner left, in the heart, the stock or the waste. Undo or start a new game.";
+    const [title, text] = won
+      ? ["You won!", `All ${state.progress_total} cards cleared in ${state.code}.`]
+      : DEAD_END_TEXT[kind] || DEAD_END_TEXT.stalemate;
+    this.dialog.dataset.kind = kind;
+    document.getElementById("dlg-end-title").textContent = title;
+    document.getElementById("end-text").textContent = text;
     const stats = document.getElementById("end-stats");
     stats.replaceChildren(
       ...[
@@ -175,6 +187,7 @@ export class EndDialog {
     document.getElementById("end-resign").hidden = won;
     document.getElementById("end-close").hidden = won;
     document.getElementById("end-board").hidden = !canBoard;
+    document.getElementById("end-solution").hidden = !won;
     this.dialog.returnValue = "";
     open(this.dialog);
     document.getElementById(won ? "end-new" : "end-undo").focus();

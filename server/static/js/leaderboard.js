@@ -11,7 +11,7 @@ import { el } from "./ui.js";
 
 const CODE_RE = /^\s*[A-Za-z]{2}\d+-[A-Za-z0-9]+-[A-Za-z2-7]{7}\s*$/;
 const PAGE = 25;
-const RESULTS = { won: "Won", resigned: "Gave up", expired: "Expired", stalemate: "Stalemate", stuck: "Stuck" };
+const RESULTS = { won: "Won", resigned: "Gave up", expired: "Expired", stalemate: "Stalemate", stuck: "Stuck", lost: "No winning line" };
 
 export class LeaderboardPage {
   constructor(app, dailies) {

@@ -8,6 +8,7 @@ import { PlayView } from "./play.js";
 import { parseHash, replaceHash } from "./router.js";
 import { GameSession } from "./session.js";
 import { Settings } from "./settings.js";
+import { SolutionDialog } from "./solution.js";
 import { showConnection, toast } from "./ui.js";
 
 const LAST_GAME = "solitaire.lastGame";
@@ -20,11 +21,13 @@ class App {
     this.session = new GameSession(this.net);
     this.extensions = []; // competition pages register here (see competition.js)
     this.endDialog = new EndDialog({ onChoice: (choice) => this.onEndChoice(choice) });
+    this.solution = new SolutionDialog();
     this.play = new PlayView({
       session: this.session,
       settings: this.settings,
       endDialog: this.endDialog,
       rankFor: null,
+      onSolution: (info) => this.showSolution(info),
     });
     this.newGame = new NewGameDialog({ onStart: (fields) => this.start(fields), dailies: (key) => this.dailyFor(key) });
     this.share = new ShareDialog();
@@ -164,6 +167,11 @@ class App {
     else if (choice === "resign") this.session.resign().catch((error) => toast(error.message, { kind: "error" }));
     else if (choice === "new") this.newGame.show({ game: this.play.kind });
     else if (choice === "board") location.hash = `board=${this.session.info.code}`;
+    else if (choice === "solution") this.showSolution(this.session.info);
+  }
+
+  showSolution(info) {
+    if (info) this.solution.show(info);
   }
 
   openShare() {

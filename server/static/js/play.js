@@ -7,15 +7,17 @@ import { moveFocus } from "./keys.js";
 import { SeahavenBoard } from "./seahaven.js";
 import { say, toast } from "./ui.js";
 
-const DEAD_ENDS = new Set(["stalemate", "stuck"]);
+const DEAD_ENDS = new Set(["stalemate", "stuck", "lost"]);
+export const LOST_TEXT = "No winning line remains from here — undo or start a new game.";
 const OPEN_STATUSES = new Set(["playing", ...DEAD_ENDS]);
 
 export class PlayView {
-  constructor({ session, settings, endDialog, rankFor }) {
+  constructor({ session, settings, endDialog, rankFor, onSolution }) {
     this.session = session;
     this.settings = settings;
     this.endDialog = endDialog;
     this.rankFor = rankFor;
+    this.solutionButton = document.getElementById("btn-solution");
     this.root = document.getElementById("board");
     this.banner = document.getElementById("banner");
     this.undoButton = document.getElementById("btn-undo");
@@ -28,6 +30,7 @@ export class PlayView {
     session.addEventListener("refused", (ev) => this.onRefused(ev.detail));
     settings.addEventListener("change", () => this.redraw());
     this.undoButton.addEventListener("click", () => this.undo());
+    this.solutionButton.addEventListener("click", () => onSolution && onSolution(this.session.info));
     new ResizeObserver(() => this.fit()).observe(this.root);
     this.root.addEventListener("keydown", (ev) => this.onBoardKey(ev));
   }
@@ -42,6 +45,7 @@ export class PlayView {
     this.draw(state);
     this.info.show(state);
     this.undoButton.disabled = !this.canPlay || state.undo_depth === 0;
+    this.solutionButton.hidden = !isFinished(info, state);
     this.showBanner(state, info, role);
     const fresh = cause === "new" || cause === "open";
     if (fresh) this.lastStatus = state.status;
@@ -103,6 +107,7 @@ export class PlayView {
     if (role === "spectator") text = `Watching ${info.owner.name}'s game live`;
     else if (state.status === "stalemate") text = "No more possible moves: undo, or start a new game.";
     else if (state.status === "stuck") text = "Stuck: no card can move. Undo, or start a new game.";
+    else if (state.status === "lost") text = LOST_TEXT;
     else if (state.status === "resigned") text = "This game was given up.";
     this.banner.hidden = !text;
     this.banner.textContent = text;
@@ -113,8 +118,11 @@ export class PlayView {
     if (state.status === this.lastStatus) return;
     if (!this.session.isOwner) {
       if (state.status === "won") say(`${this.session.info.owner.name} won`);
+      if (state.status === "lost") say(`${this.session.info.owner.name}'s game has no winning line left`);
       return;
     }
+    if (state.status === "lost") say(LOST_TEXT); // it arrives on its own, after the move
+    if (state.status === "resigned") say("You gave up this game. Show a solution tells whether it could be won.");
     if (state.status === "won") this.showEnd(state, "won");
     else if (DEAD_ENDS.has(state.status)) this.showEnd(state, state.status);
     else if (DEAD_ENDS.has(this.lastStatus)) this.endDialog.close();
@@ -205,8 +213,16 @@ export class PlayView {
     this.info.clear();
     this.banner.hidden = true;
     this.undoButton.disabled = true;
+    this.solutionButton.hidden = true;
     for (const key of ["seq", "status", "role", "gameId", "game"]) delete this.root.dataset[key];
   }
+}
+
+const FINAL_STATUSES = new Set(["won", "resigned", "expired"]);
+
+/** Over for good (won, given up, expired): its deal's solution may be asked for. */
+export function isFinished(info, state) {
+  return Boolean((info && (info.finished_at || info.result)) || (state && FINAL_STATUSES.has(state.status)));
 }
 
 function describeOutcome(action, outcome) {

@@ -17,7 +17,7 @@ const STATUS_TEXT = {
   finished: "Finished",
   cancelled: "Cancelled",
 };
-const RACER_STATUS = { waiting: "waiting", playing: "playing", won: "won", resigned: "gave up", expired: "expired", stalemate: "stalemate", stuck: "stuck" };
+const RACER_STATUS = { waiting: "waiting", playing: "playing", won: "won", resigned: "gave up", expired: "expired", stalemate: "stalemate", stuck: "stuck", lost: "no winning line" };
 
 export class RacePages {
   constructor(app, dailies) {

@@ -189,6 +189,12 @@ export class GameSession extends EventTarget {
     } else if ((message.type === "game" || message.type === "finished") && message.game?.id === this.gameId) {
       this.info = message.game;
       this.setState(message.state, "update");
+    } else if (message.type === "status" && message.game?.id === this.gameId) {
+      // A new verdict on the same position (a proven dead end, `lost`): the position it was
+      // computed for must still be the one on screen, else the next result says more.
+      if (this.inflight || !this.state || message.state.seq !== this.state.seq) return;
+      this.info = message.game;
+      this.setState(message.state, "status");
     }
   }
 }
