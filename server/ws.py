@@ -16,7 +16,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
@@ -217,18 +217,17 @@ class Connection:
         try:
             message = json.loads(text)
             kind, fields = validate(message)
-            if kind != "auth":
-                raise ProtocolError("not_authenticated", "the first message must be auth")
         except (ValueError, ProtocolError) as exc:
-            error = exc if isinstance(exc, ProtocolError) else None
-            error = error or ProtocolError("not_authenticated", "the first message must be auth")
-            if error.code not in ("not_authenticated",):
-                error = ProtocolError(
-                    "not_authenticated", f"the first message must be auth ({error.message})"
-                )
-            self.send(error.to_message())
-            raise CloseConnection(CLOSE_AUTH, "not authenticated") from None
+            detail = f" ({exc.message})" if isinstance(exc, ProtocolError) else ""
+            self._refuse_auth(detail)
+        if kind != "auth":
+            self._refuse_auth("")
         await self._auth(fields, request_id(message))
+
+    def _refuse_auth(self, detail: str) -> NoReturn:
+        error = ProtocolError("not_authenticated", "the first message must be auth" + detail)
+        self.send(error.to_message())
+        raise CloseConnection(CLOSE_AUTH, "not authenticated")
 
     async def _auth(self, fields: dict[str, Any], rid: Any) -> None:
         version = fields.get("protocol", PROTOCOL_VERSION)
