@@ -90,6 +90,13 @@ class LiveGame:
     def invalidate(self) -> None:
         self.cached_fingerprint = self.cached_state = None
 
+    def draft(self) -> LiveGame:
+        """A copy to change and commit; memory takes it (``adopt``) only once it is durable."""
+        return LiveGame(**{**self.__dict__, "lock": self.lock})
+
+    def adopt(self, draft: LiveGame) -> None:
+        self.__dict__.update({k: v for k, v in draft.__dict__.items() if k != "lock"})
+
     def brief_state(self) -> dict[str, Any]:
         """The information bar and fingerprint only, for clients that mirror the board themselves."""
         g = self.game
@@ -357,7 +364,7 @@ class GameService:
     async def _commit(self, live: LiveGame, outcome: Outcome, origin: Any) -> None:
         """Make the outcome durable, then take it into memory and tell watchers."""
         now = max(self.clock(), live.last_action_ms or 0)
-        candidate = LiveGame(**{**live.__dict__, "lock": live.lock})
+        candidate = live.draft()
         candidate.advance(outcome, now)
         action_row = {
             "game_id": live.id,
@@ -367,7 +374,7 @@ class GameService:
         }
         extras = self._finish_extras(candidate) if candidate.result == "won" else []
         await self.writer.submit(Write(action_row, candidate.row_values(), extras))
-        live.__dict__.update({k: v for k, v in candidate.__dict__.items() if k != "lock"})
+        live.adopt(candidate)
         self._publish(live, outcome.game.seq - 1, outcome.action, live.last_outcome or {}, origin)
         self._notify(live)
 
@@ -385,12 +392,12 @@ class GameService:
                 raise ProtocolError("forbidden", "only the game's owner can end it")
             if live.finished:
                 raise ProtocolError("game_over", f"the game is over ({live.result})")
-            candidate = LiveGame(**{**live.__dict__, "lock": live.lock})
+            candidate = live.draft()
             candidate.result, candidate.finished_ms = result, self.clock()
+            candidate.invalidate()
             extras = self._finish_extras(candidate)
             await self.writer.submit(Write(None, candidate.row_values(), extras))
-            live.result, live.finished_ms = candidate.result, candidate.finished_ms
-            live.invalidate()
+            live.adopt(candidate)
         finally:
             live.lock.release()
         finished = {"type": "finished", "game": live.info(), "state": live.state_json()}
