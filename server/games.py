@@ -256,6 +256,7 @@ class GameService:
             live = await self._load(game_id)
             if live is not None:
                 self._remember(live)
+                self._notify(live)  # listeners see a reloaded game too (a dead end is found again)
             future.set_result(live)
             return live
         except BaseException as exc:

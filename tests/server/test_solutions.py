@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,11 +14,12 @@ from sqlalchemy import text
 from engine import Action, Game
 from engine.codes import make_code
 from engine.solver import solve
+from server.config import Settings
 from server.daily import FAMILIES
 from server.solutions import DAILY_BUDGET
 from server.storage.db import make_engine
 from tests.server.competing import clocked_server
-from tests.support import Client, ManualClock, ahttp, new_player
+from tests.support import Client, ManualClock, ahttp, new_player, running_server
 
 WON_SH = str(make_code("SH", "C4", 0))  # the solver wins it in a few hundred nodes
 
@@ -151,6 +153,20 @@ async def test_a_proven_dead_end_is_lost_and_undo_stays_allowed(server: str) -> 
     assert state["status"] == "lost" and state["seq"] == 2
     await client.close()
     await watcher.close()
+
+
+async def test_a_dead_end_is_found_again_after_a_restart(tmp_path: Path) -> None:
+    """``lost`` is not stored: a game reloaded from storage is checked again."""
+    code, move = lost_sh_code()
+    settings = Settings(database_url=f"sqlite+aiosqlite:///{tmp_path / 'restart.db'}", secret="s")
+    with running_server(settings) as base:
+        client = await player_client(base, "Again")
+        game_id = (await client.request("new_game", code=code))["game"]["id"]
+        await client.act(game_id, 0, **move.to_json())
+        assert (await wait_status(base, game_id, "lost"))["seq"] == 1
+        await client.close()
+    with running_server(settings) as base:
+        assert (await wait_status(base, game_id, "lost"))["status"] == "lost"
 
 
 async def test_a_winnable_position_stays_playing_and_heart_to_heart_is_never_lost(server: str) -> None:
