@@ -9,7 +9,7 @@ each game's module.
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 SEED_LENGTH = 7
@@ -37,9 +37,15 @@ class GameCode:
     version: int
     variant: str
     seed: int
+    text: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Formatted once: the text goes into every state, fingerprint and stored row.
+        text = f"{self.game}{self.version}-{self.variant}-{encode_seed(self.seed)}"
+        object.__setattr__(self, "text", text)
 
     def __str__(self) -> str:
-        return f"{self.game}{self.version}-{self.variant}-{encode_seed(self.seed)}"
+        return self.text
 
     @property
     def family(self) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
 import sys
 import warnings
@@ -20,6 +21,8 @@ import uvicorn
 
 from server.config import Limits, Settings
 from server.storage.db import migrate_sync
+
+GC_YOUNG_THRESHOLD = 50_000  # net container allocations between young collections (default 700)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -121,10 +124,25 @@ def uvicorn_config(app: Any, settings: Settings, log_level: str = "info") -> uvi
     )
 
 
+def tune_gc() -> None:
+    """Make the cyclic garbage collector cheap for a server holding many live games.
+
+    Every live game keeps up to 100 earlier states for undo, so the heap holds
+    about a million objects that the default thresholds (a young collection
+    every 700 net allocations, a full one soon after) walk over and over:
+    under load that took about a fifth of the server's time. Almost all
+    garbage here is freed by reference counting; collections still run, only
+    less often, and what was loaded at start-up is frozen out of them.
+    """
+    gc.freeze()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, 20, 20)
+
+
 async def serve(settings: Settings, log_level: str) -> None:
     from server.app import create_app
 
     app = create_app(settings)
+    tune_gc()
     config = uvicorn_config(app, settings, log_level)
     server = GracefulServer(config)
     server.starlette_app = app
