@@ -39,6 +39,7 @@ from engine import Action, Game  # noqa: E402
 from engine.codes import random_code  # noqa: E402
 
 UNDO = Action("undo")
+WARMUP_S = 2.0  # after the start: acting, but not measured yet
 
 
 def fsync_ms(folder: str, rounds: int = 20) -> float:
@@ -109,6 +110,23 @@ def create_players(base: str, count: int) -> list[str]:
     return tokens
 
 
+class Go:
+    """Start line: every client connects and opens its game before anyone acts, so the
+    connection storm is not part of the figures."""
+
+    def __init__(self, clients: int, seconds: float) -> None:
+        self.waiting = clients
+        self.seconds = seconds
+        self.started = asyncio.get_running_loop().create_future()
+
+    async def ready(self) -> float:
+        """Wait for the start; returns the deadline."""
+        self.waiting -= 1
+        if self.waiting == 0:
+            self.started.set_result(time.monotonic() + WARMUP_S + self.seconds)
+        return float(await self.started)
+
+
 class Stats:
     def __init__(self) -> None:
         self.latencies: list[float] = []
@@ -126,15 +144,17 @@ async def connect(base: str, token: str) -> Any:
 
 
 async def play(
-    base: str, token: str, game: str, interval: float, until: float, stats: Stats, reply_mode: str
+    base: str, token: str, game: str, interval: float, go: Go, stats: Stats, reply_mode: str
 ) -> None:
-    """One client: start a game, then act at the given pace until the deadline."""
+    """One client: connect and start a game, wait for everyone, then act at the given
+    pace until the deadline."""
     ws = await connect(base, token)
     variant = "N" if game == "HH" else "C4"
     rng = random.Random()
     await ws.send(json.dumps({"type": "new_game", "code": str(random_code(game, variant))}))
     reply = json.loads(await ws.recv())
     game_id, mirror = reply["game"]["id"], Game.new(reply["game"]["code"])
+    until = await go.ready()
     next_at = time.monotonic() + rng.random() * interval
     while time.monotonic() < until:
         if interval:
@@ -201,16 +221,15 @@ async def run_load(args: argparse.Namespace, base: str, pid: int) -> dict[str, A
     sampler = Sampler(pid)
     stop = asyncio.Event()
     sampling = asyncio.create_task(sampler.run(stop))
-    warmup = 3.0
-    until = time.monotonic() + warmup + args.seconds
+    go = Go(args.clients, args.seconds)
     tasks = [
-        asyncio.create_task(
-            play(base, tokens[i % len(tokens)], args.game, interval, until, stats, args.reply)
-        )
+        asyncio.create_task(play(base, tokens[i % len(tokens)], args.game, interval, go, stats, args.reply))
         for i in range(args.clients)
     ]
-    await asyncio.sleep(warmup)  # connections and first games; not measured
+    await go.started
+    await asyncio.sleep(WARMUP_S)  # first actions: not measured
     stats.latencies.clear()
+    stats.errors = 0
     acked_before, cpu_before = stats.acked, sampler.cpu()
     started = time.monotonic()
     await asyncio.gather(*tasks)

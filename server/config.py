@@ -48,7 +48,7 @@ class Settings:
     allowed_origins: tuple[str, ...] = ()  # empty: the server's own origin only
     secret: str = "dev-secret-change-me"
     limits: Limits = field(default_factory=Limits)
-    commit_interval_ms: float = 2.0  # how long the group-commit writer may wait to fill a batch
+    commit_interval_ms: float = 0.0  # how long the group-commit writer may wait to fill a batch
     migrate_on_start: bool = True
     # uvicorn's WebSocket implementation. "websockets" measured 30% more actions per second
     # than "websockets-sansio", which pauses and resumes reading the socket for every

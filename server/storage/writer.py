@@ -4,7 +4,16 @@ Callers hand a :class:`Write` to :meth:`GroupWriter.submit` and await it; the
 single writer task drains whatever has queued up meanwhile, writes it all in
 one transaction, commits, and only then wakes the callers. So each action is
 durable before it is acknowledged, yet the commit count grows with load far
-slower than the action count.
+slower than the action count. Nothing waits to fill a batch: a batch is what
+arrived while the previous commit was on disk.
+
+On SQLite the usual batch (actions, game rows, new games) is written by
+:class:`SqliteBatches` on a connection of its own in one thread, in one hop:
+through SQLAlchemy's async driver every statement, the begin and the commit
+were each a round trip between threads, and the per-row parameter handling
+ran on the event loop. Batches that carry ``extras`` (a finished game's
+leaderboard entry and the like) go through SQLAlchemy, since the extras are
+written with it.
 """
 
 from __future__ import annotations
@@ -12,13 +21,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sqlite3
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import bindparam, insert, update
+from sqlalchemy import Table, bindparam, insert, update
+from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from server.storage.db import SQLITE_PRAGMAS
 from server.storage.models import ActionRow, GameRow
 
 log = logging.getLogger(__name__)
@@ -65,8 +78,9 @@ class WriterClosed(RuntimeError):
 class GroupWriter:
     """The one task that commits game writes in batches."""
 
-    def __init__(self, engine: AsyncEngine, max_batch: int = 1000, linger_s: float = 0.002) -> None:
+    def __init__(self, engine: AsyncEngine, max_batch: int = 1000, linger_s: float = 0.0) -> None:
         self._engine = engine
+        self._direct = SqliteBatches.for_engine(engine)
         self._queue: asyncio.Queue[Write | None] = asyncio.Queue()
         self._max_batch = max_batch
         self._linger_s = linger_s
@@ -95,6 +109,8 @@ class GroupWriter:
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
         self._task = None
+        if self._direct is not None:
+            await self._direct.close()
 
     async def _run(self) -> None:
         stopping = False
@@ -115,8 +131,11 @@ class GroupWriter:
 
     async def _commit(self, batch: list[Write]) -> None:
         try:
-            async with self._engine.begin() as conn:
-                await self._write(conn, batch)
+            if self._direct is not None and not any(w.extras for w in batch):
+                await self._direct.write(batch)
+            else:
+                async with self._engine.begin() as conn:
+                    await self._write(conn, batch)
         except Exception as exc:
             if len(batch) > 1:  # find the culprit: one bad write must not fail the others
                 log.warning("group commit of %d writes failed (%s); committing one by one", len(batch), exc)
@@ -138,16 +157,94 @@ class GroupWriter:
         actions = [w.action for w in batch if w.action is not None]
         if actions:
             await conn.execute(_INSERT_ACTION, actions)
-        latest: dict[str, dict[str, Any]] = {}
-        for write in batch:  # only each game's last state in the batch matters
-            if write.game is not None:
-                latest[write.game["id"]] = write.game
+        latest = _latest_game_rows(batch)
         if latest:
-            params = [{f"b_{k}": v for k, v in g.items()} for g in latest.values()]
+            params = [{f"b_{k}": v for k, v in g.items()} for g in latest]
             await conn.execute(_UPDATE_GAME, params)
         for write in batch:
             for extra in write.extras:
                 await extra(conn)
+
+
+def _latest_game_rows(batch: list[Write]) -> list[dict[str, Any]]:
+    """Each game's last row values in the batch: only the last state matters."""
+    latest: dict[str, dict[str, Any]] = {}
+    for write in batch:
+        if write.game is not None:
+            latest[write.game["id"]] = write.game
+    return list(latest.values())
+
+
+def _insert_sql(table: Table) -> str:
+    columns = [column.name for column in table.columns]
+    names = ", ".join(columns)
+    values = ", ".join(f":{name}" for name in columns)
+    return f"INSERT INTO {table.name} ({names}) VALUES ({values})"
+
+
+_SQLITE_INSERT_GAME = _insert_sql(GameRow.__table__)  # type: ignore[arg-type]
+_SQLITE_INSERT_ACTION = _insert_sql(ActionRow.__table__)  # type: ignore[arg-type]
+_SQLITE_UPDATE_GAME = "UPDATE games SET {} WHERE id = :id".format(
+    ", ".join(f"{name} = :{name}" for name in _GAME_COLUMNS)
+)
+
+
+class SqliteBatches:
+    """Writes a whole batch in one transaction on its own SQLite connection and thread."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-writer")
+        self._conn: sqlite3.Connection | None = None
+
+    @classmethod
+    def for_engine(cls, engine: AsyncEngine) -> SqliteBatches | None:
+        """The direct path for a file-backed SQLite engine; None for anything else."""
+        url = make_url(str(engine.url))
+        if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+            return None
+        return cls(str(url.database))
+
+    async def write(self, batch: list[Write]) -> None:
+        new_games = [w.new_game for w in batch if w.new_game is not None]
+        actions = [w.action for w in batch if w.action is not None]
+        games = _latest_game_rows(batch)
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._thread, self._write_sync, new_games, actions, games)
+
+    def _write_sync(
+        self, new_games: list[dict[str, Any]], actions: list[dict[str, Any]], games: list[dict[str, Any]]
+    ) -> None:
+        conn = self._connection()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if new_games:
+                conn.executemany(_SQLITE_INSERT_GAME, new_games)
+            if actions:
+                conn.executemany(_SQLITE_INSERT_ACTION, actions)
+            if games:
+                conn.executemany(_SQLITE_UPDATE_GAME, games)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:  # opened in the writer thread, which alone uses it
+            conn = sqlite3.connect(self._path, timeout=30, isolation_level=None)
+            for pragma in SQLITE_PRAGMAS:
+                conn.execute(f"PRAGMA {pragma}")
+            self._conn = conn
+        return self._conn
+
+    async def close(self) -> None:
+        def close_sync() -> None:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+        await asyncio.get_running_loop().run_in_executor(self._thread, close_sync)
+        self._thread.shutdown(wait=True)
 
 
 def _settle(batch: list[Write], error: Exception | None) -> None:

@@ -1,0 +1,159 @@
+"""The group writer on each database: batches commit whole, a bad write fails alone.
+
+On SQLite the common batch takes the direct path (its own connection and
+thread); batches with extras, and every batch on PostgreSQL, go through
+SQLAlchemy. Both must leave the same rows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from sqlalchemy import select, text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from server.storage.db import make_engine, migrate
+from server.storage.models import ActionRow, GameRow, Player
+from server.storage.writer import GroupWriter, SqliteBatches, Write
+
+
+def _game_values(game_id: str, player_id: str) -> dict[str, Any]:
+    return {
+        "id": game_id,
+        "player_id": player_id,
+        "code": "HH1-N-AAAAAC5",
+        "status": "playing",
+        "result": None,
+        "score": 0,
+        "moves": 0,
+        "seq": 0,
+        "progress": 0,
+        "undos": 0,
+        "elapsed_ms": 0,
+        "fingerprint": "0" * 16,
+        "created_ms": 1,
+        "last_action_ms": None,
+        "finished_ms": None,
+        "daily_day": None,
+        "ranked": True,
+        "race_id": None,
+    }
+
+
+def _row_update(game_id: str, seq: int) -> dict[str, Any]:
+    return {
+        "id": game_id,
+        "status": "playing",
+        "result": None,
+        "score": seq * 10,
+        "moves": seq,
+        "seq": seq,
+        "progress": seq,
+        "undos": 0,
+        "elapsed_ms": seq * 100,
+        "fingerprint": f"{seq:016x}",
+        "last_action_ms": seq,
+        "finished_ms": None,
+    }
+
+
+def _action(game_id: str, seq: int) -> dict[str, Any]:
+    return {"game_id": game_id, "seq": seq, "action": "draw", "at_ms": seq}
+
+
+@pytest.fixture(scope="module")
+def migrated(database_url: str) -> str:
+    asyncio.run(migrate(database_url))
+    return database_url
+
+
+async def _with_writer(url: str, body: Any) -> Any:
+    engine = make_engine(url)
+    writer = GroupWriter(engine)
+    writer.start()
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(text("DELETE FROM actions"))
+            await conn.execute(text("DELETE FROM games"))
+            await conn.execute(text("DELETE FROM players"))
+            await conn.execute(
+                Player.__table__.insert(), {"id": "p_1", "name": "w", "token_hash": "h", "created_ms": 0}
+            )
+        return await body(engine, writer)
+    finally:
+        await writer.close()
+        await engine.dispose()
+
+
+def test_direct_path_only_for_sqlite_files(migrated: str) -> None:
+    engine = make_engine(migrated)
+    is_sqlite = migrated.startswith("sqlite")
+    assert (SqliteBatches.for_engine(engine) is not None) == is_sqlite
+    asyncio.run(engine.dispose())
+    memory = make_engine("sqlite+aiosqlite:///:memory:")
+    assert SqliteBatches.for_engine(memory) is None
+    asyncio.run(memory.dispose())
+
+
+def test_concurrent_writes_share_commits_and_keep_each_games_last_row(migrated: str) -> None:
+    async def body(engine: Any, writer: GroupWriter) -> None:
+        games = [f"g_{i}" for i in range(20)]
+        await asyncio.gather(
+            *(writer.submit(Write(None, None, new_game=_game_values(g, "p_1"))) for g in games)
+        )
+        writes = [Write(_action(g, s), _row_update(g, s + 1)) for s in range(5) for g in games]
+        await asyncio.gather(*(writer.submit(w) for w in writes))
+        assert writer.writes == 120
+        assert writer.commits < 120  # grouped: 20 new games + 100 actions in fewer transactions
+        async with engine.connect() as conn:
+            rows = (await conn.execute(select(GameRow.id, GameRow.seq, GameRow.fingerprint))).all()
+            count = (await conn.execute(select(ActionRow.game_id))).all()
+        assert sorted(rows) == [(g, 5, f"{5:016x}") for g in sorted(games)]
+        assert len(count) == 100
+
+    asyncio.run(_with_writer(migrated, body))
+
+
+def test_a_bad_write_fails_alone(migrated: str) -> None:
+    async def body(engine: Any, writer: GroupWriter) -> None:
+        await writer.submit(Write(None, None, new_game=_game_values("g_ok", "p_1")))
+        good = [Write(_action("g_ok", s), _row_update("g_ok", s + 1)) for s in range(3)]
+        duplicate = Write(_action("g_ok", 0), None)  # same primary key as good[0]
+        orphan = Write(_action("g_missing", 0), None)  # no such game: foreign key
+        results = await asyncio.gather(
+            *(writer.submit(w) for w in [*good, duplicate, orphan]), return_exceptions=True
+        )
+        assert results[:3] == [None, None, None]
+        assert isinstance(results[3], Exception) and isinstance(results[4], Exception)
+        async with engine.connect() as conn:
+            seqs = (await conn.execute(select(ActionRow.seq).order_by(ActionRow.seq))).scalars().all()
+            row = (await conn.execute(select(GameRow.seq).where(GameRow.id == "g_ok"))).scalar_one()
+        assert list(seqs) == [0, 1, 2]
+        assert row == 3
+
+    asyncio.run(_with_writer(migrated, body))
+
+
+def test_extras_commit_in_the_same_transaction(migrated: str) -> None:
+    async def body(engine: Any, writer: GroupWriter) -> None:
+        await writer.submit(Write(None, None, new_game=_game_values("g_x", "p_1")))
+
+        async def rename(conn: AsyncConnection) -> None:
+            await conn.execute(text("UPDATE players SET name = 'extra' WHERE id = 'p_1'"))
+
+        async def fail(conn: AsyncConnection) -> None:
+            raise RuntimeError("extra failed")
+
+        await writer.submit(Write(_action("g_x", 0), _row_update("g_x", 1), [rename]))
+        with pytest.raises(RuntimeError):
+            await writer.submit(Write(_action("g_x", 1), _row_update("g_x", 2), [fail]))
+        async with engine.connect() as conn:
+            name = (await conn.execute(select(Player.name))).scalar_one()
+            seq = (await conn.execute(select(GameRow.seq).where(GameRow.id == "g_x"))).scalar_one()
+            actions = (await conn.execute(select(ActionRow.seq))).scalars().all()
+        assert name == "extra"
+        assert (seq, list(actions)) == (1, [0])  # the failed extra took its action down with it
+
+    asyncio.run(_with_writer(migrated, body))
