@@ -147,3 +147,20 @@ class Rules(Protocol):
 
     def snapshot(self, state: Any) -> dict[str, Any]:
         """JSON-ready complete state (hidden cards included) for fingerprints."""
+
+    def snapshot_json(self, state: Any) -> str:
+        """``snapshot`` as canonical JSON (sorted keys, no spaces), built directly.
+
+        It is on every action's path (the fingerprint), so it is written out by
+        hand instead of going through a general encoder with key sorting.
+        """
+
+
+def json_cards(cards: tuple[str | None, ...] | list[str | None]) -> str:
+    """Canonical JSON of a list of card names and nulls (card names need no escaping)."""
+    return "[" + ",".join("null" if card is None else f'"{card}"' for card in cards) + "]"
+
+
+def json_strings(cards: tuple[str, ...]) -> str:
+    """Canonical JSON of a list of card names, no nulls: one join."""
+    return '["' + '","'.join(cards) + '"]' if cards else "[]"

@@ -7,7 +7,6 @@ scoring take-back (SH-21) and replay live here rather than in the rules.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -115,13 +114,8 @@ class Game:
 
     def fingerprint(self) -> str:
         """First 16 hex digits of SHA-256 over the canonical JSON of the whole state."""
-        body = {
-            "code": str(self.code),
-            "moves": self.moves,
-            "score": self.score,
-            "state": self.rules.snapshot(self.state),
-        }
-        text = json.dumps(body, sort_keys=True, separators=(",", ":"))
+        state = self.rules.snapshot_json(self.state)
+        text = f'{{"code":"{self.code}","moves":{self.moves},"score":{self.score},"state":{state}}}'
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def view(self, fingerprint: str | None = None) -> dict[str, Any]:

@@ -60,7 +60,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, cast
 
-from engine.api import Action, IllegalAction, Rules, Step
+from engine.api import Action, IllegalAction, Rules, Step, json_cards, json_strings
 from engine.codes import GameCode, shuffled_deck
 
 HEART_SIZE = 25
@@ -270,6 +270,14 @@ class HeartRules:
             "selection": state.selection,
             "removed": list(state.removed),
         }
+
+    def snapshot_json(self, state: HeartState) -> str:
+        selection = "null" if state.selection is None else f'"{state.selection}"'
+        return (
+            f'{{"heart":{json_cards(state.heart)},"removed":{json_strings(state.removed)},'
+            f'"selection":{selection},"stock":{json_strings(state.stock)},'
+            f'"waste":{json_strings(state.waste)}}}'
+        )
 
 
 # -- helpers ---------------------------------------------------------------

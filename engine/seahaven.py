@@ -95,10 +95,11 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from engine.api import Action, IllegalAction, Rules, Step
+from engine.api import Action, IllegalAction, Rules, Step, json_cards, json_strings
 from engine.codes import RANKS, SUITS, GameCode, shuffled_deck
 
 NCOLS = 10
+SORTED_SUITS = tuple(sorted(SUITS))  # key order of the canonical snapshot JSON
 KING = 13
 SUIT_NAMES = ("spades", "hearts", "diamonds", "clubs")
 CELLS_BY_VARIANT = {"C4": 4, "C2": 2, "C1": 1}
@@ -560,6 +561,12 @@ class SeahavenRules:
             "cells": list(state.cells),
             "foundations": dict(zip(SUITS, state.foundations, strict=True)),
         }
+
+    def snapshot_json(self, state: State) -> str:
+        columns = ",".join(json_strings(column) for column in state.columns)
+        counts = dict(zip(SUITS, state.foundations, strict=True))
+        foundations = ",".join(f'"{suit}":{counts[suit]}' for suit in SORTED_SUITS)
+        return f'{{"cells":{json_cards(state.cells)},"columns":[{columns}],"foundations":{{{foundations}}}}}'
 
 
 def _by_suit(state: State) -> enumerate[tuple[str, int]]:
