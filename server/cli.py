@@ -21,6 +21,7 @@ import uvicorn
 
 from server.config import Limits, Settings
 from server.storage.db import migrate_sync
+from server.ws_transport import IMPL_NAME, uvicorn_ws
 
 GC_YOUNG_THRESHOLD = 50_000  # net container allocations between young collections (default 700)
 
@@ -56,8 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--rate", type=float, help="messages per second per connection")
     parser.add_argument(
         "--ws",
-        choices=["websockets", "websockets-sansio", "wsproto"],
-        help="uvicorn WebSocket implementation (env SOLITAIRE_WS_IMPL, default websockets)",
+        choices=[IMPL_NAME, "websockets", "websockets-sansio", "wsproto"],
+        help=f"WebSocket implementation (env SOLITAIRE_WS_IMPL, default {IMPL_NAME}; "
+        "the others are uvicorn's own)",
     )
     parser.add_argument("--log-level", default="info", help="debug, info, warning or error")
     return parser
@@ -115,7 +117,7 @@ def uvicorn_config(app: Any, settings: Settings, log_level: str = "info") -> uvi
         host=settings.host,
         port=settings.port,
         log_level=log_level,
-        ws=settings.ws_impl,
+        ws=uvicorn_ws(settings.ws_impl),
         ws_max_size=settings.limits.max_frame_bytes,
         ws_per_message_deflate=False,
         ws_ping_interval=20,

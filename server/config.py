@@ -50,10 +50,10 @@ class Settings:
     limits: Limits = field(default_factory=Limits)
     commit_interval_ms: float = 0.0  # how long the group-commit writer may wait to fill a batch
     migrate_on_start: bool = True
-    # uvicorn's WebSocket implementation. "websockets" measured 30% more actions per second
-    # than "websockets-sansio", which pauses and resumes reading the socket for every
-    # message (docs/performance.md); both are kept working and tested.
-    ws_impl: str = "websockets"
+    # The WebSocket implementation: "buffered" (server.ws_transport) measured the most
+    # actions per second and the least memory per connection (docs/performance.md);
+    # uvicorn's own ("websockets", "websockets-sansio", "wsproto") can be chosen instead.
+    ws_impl: str = "buffered"
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:

@@ -43,14 +43,19 @@ def python_files(package: str) -> Iterator[ast.Module]:
 
 
 def dict_types(tree: ast.Module) -> set[str]:
-    """Values of the "type" key in dict literals: the messages a module builds."""
+    """Values of the "type" key in dict literals: the messages a module builds.
+
+    ASGI events (``websocket.receive`` and the like, dotted) are the server's
+    own plumbing under the protocol, not messages: they are left out.
+    """
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Dict):
             for key, value in zip(node.keys, node.values, strict=True):
                 is_type = isinstance(key, ast.Constant) and key.value == "type"
-                if is_type and isinstance(value, ast.Constant) and isinstance(value.value, str):
-                    found.add(value.value)
+                text = value.value if isinstance(value, ast.Constant) else None
+                if is_type and isinstance(text, str) and "." not in text:
+                    found.add(text)
     return found
 
 

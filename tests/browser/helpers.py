@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import time
 from contextlib import ExitStack
 from typing import Any
 
@@ -104,7 +105,11 @@ class WsPlayer:
         self._stack = ExitStack()
         self.ws = self._stack.enter_context(connect(base.replace("http", "ws", 1) + "/ws", compression=None))
         self._ids = itertools.count(1)
-        assert self.recv()["type"] == "hello"
+        hello = self.recv()
+        assert hello["type"] == "hello"
+        self._rate, self._burst = hello["limits"]["rate_per_s"], hello["limits"]["burst"] - 1
+        self._tokens = float(self._burst)
+        self._last = time.monotonic()
         welcome = self.request("auth", protocol=1, token=body["token"])
         assert welcome["type"] == "welcome", welcome
 
@@ -112,8 +117,19 @@ class WsPlayer:
         message: dict[str, Any] = json.loads(self.ws.recv(timeout=15))
         return message
 
+    def _pace(self) -> None:
+        """Stay within the announced message rate, as a well-behaved client does."""
+        now = time.monotonic()
+        self._tokens = min(self._tokens + (now - self._last) * self._rate, self._burst)
+        self._last = now
+        if self._tokens < 1:
+            time.sleep((1 - self._tokens) / self._rate)
+            self._tokens, self._last = 1.0, time.monotonic()
+        self._tokens -= 1
+
     def request(self, kind: str, **fields: Any) -> dict[str, Any]:
         rid = next(self._ids)
+        self._pace()
         self.ws.send(json.dumps({"type": kind, "id": rid, **fields}))
         while True:
             message = self.recv()
