@@ -3,8 +3,9 @@
 Each client owns a Heart to Heart game (Seahaven with --game SH), keeps a local
 engine mirror to pick legal actions (undos included), and sends them at its
 share of ``--rate`` (0 = as fast as each client can, one action in flight per
-client). Every figure counts only acknowledged actions, and the server
-acknowledges an action only after its commit. The server runs in its own
+client). Measuring starts once every client has connected and opened its
+game, after 2 more seconds of play. Every figure counts only acknowledged
+actions, and the server acknowledges an action only after its commit. The server runs in its own
 process (started here unless ``--url`` is given) so its CPU and memory can be
 read. ``--idle N`` instead holds N idle authenticated connections and reports
 the server memory per connection.
@@ -39,6 +40,7 @@ from engine import Action, Game  # noqa: E402
 from engine.codes import random_code  # noqa: E402
 
 UNDO = Action("undo")
+PUSHES = ('{"type":"status"', '{"type":"finished"')  # may arrive before an answer
 WARMUP_S = 2.0  # after the start: acting, but not measured yet
 
 
@@ -179,6 +181,8 @@ async def play(
         started = time.perf_counter()
         await ws.send(json.dumps(message))
         answer = await ws.recv()
+        while answer.startswith(PUSHES):  # e.g. the solver's dead-end notice: not the answer
+            answer = await ws.recv()
         if answer.startswith('{"type":"result"'):  # the mirror knows the state: no need to parse it
             stats.latencies.append((time.perf_counter() - started) * 1000)
             stats.acked += 1
