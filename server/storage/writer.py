@@ -226,7 +226,8 @@ class SqliteBatches:
                 conn.executemany(_SQLITE_UPDATE_GAME, games)
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite may have rolled back already (an I/O error at COMMIT)
+                conn.execute("ROLLBACK")
             raise
 
     def _connection(self) -> sqlite3.Connection:
