@@ -21,7 +21,7 @@ import uvicorn
 
 from server.config import Limits, Settings
 from server.storage.db import migrate_sync
-from server.ws_transport import IMPL_NAME, uvicorn_ws
+from server.ws_transport import IMPL_CHOICES, IMPL_NAME, uvicorn_ws
 
 GC_YOUNG_THRESHOLD = 50_000  # net container allocations between young collections (default 700)
 
@@ -57,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--rate", type=float, help="messages per second per connection")
     parser.add_argument(
         "--ws",
-        choices=[IMPL_NAME, "websockets", "websockets-sansio", "wsproto"],
+        choices=IMPL_CHOICES,
         help=f"WebSocket implementation (env SOLITAIRE_WS_IMPL, default {IMPL_NAME}; "
         "the others are uvicorn's own)",
     )
@@ -169,6 +169,8 @@ def main(argv: list[str] | None = None) -> None:
         migrate_sync(settings.database_url)
         print(f"database is up to date: {settings.database_url}")
         return
+    if settings.ws_impl not in IMPL_CHOICES:
+        build_parser().error(f"SOLITAIRE_WS_IMPL must be one of {', '.join(IMPL_CHOICES)}")
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("uvicorn.error").addFilter(_PrintURL())
     logging.getLogger("alembic").setLevel(logging.WARNING)

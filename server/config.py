@@ -52,7 +52,7 @@ class Settings:
     migrate_on_start: bool = True
     # The WebSocket implementation: "buffered" (server.ws_transport) measured the most
     # actions per second and the least memory per connection (docs/performance.md);
-    # uvicorn's own ("websockets", "websockets-sansio", "wsproto") can be chosen instead.
+    # uvicorn's own ("websockets", "websockets-sansio") can be chosen instead.
     ws_impl: str = "buffered"
 
     @classmethod

@@ -21,6 +21,7 @@ READ_LOW_WATER = 4  # reading resumes once no more than this many wait
 
 IMPL_NAME = "buffered"
 IMPL_PATH = "server.ws_transport:BufferedWebSocketProtocol"
+IMPL_CHOICES = (IMPL_NAME, "websockets", "websockets-sansio")  # the last two: uvicorn's own
 
 
 class BufferedWebSocketProtocol(WebSocketsSansIOProtocol):
@@ -55,4 +56,8 @@ class BufferedWebSocketProtocol(WebSocketsSansIOProtocol):
 
 def uvicorn_ws(name: str) -> str:
     """The value for uvicorn's ``ws`` option: ours by name, or one of uvicorn's own."""
+    if name not in IMPL_CHOICES:
+        raise ValueError(
+            f"unknown WebSocket implementation {name!r}: choose one of {', '.join(IMPL_CHOICES)}"
+        )
     return IMPL_PATH if name == IMPL_NAME else name
