@@ -1,0 +1,93 @@
+"""The benchmark scripts still run and print the figures they promise.
+
+Small runs, checked for shape and sense, never for speed: speed is measured
+by running the scripts themselves (docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import create_pg_database, drop_pg_database, pg_database_url
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+LOAD_KEYS = {
+    "db",
+    "clients",
+    "actions_per_s",
+    "p50_ms",
+    "p95_ms",
+    "p99_ms",
+    "errors",
+    "server_cpu_s",
+    "server_peak_mib",
+    "fsync_ms_start",
+    "fsync_ms_end",
+}
+
+
+def last_json(script: str, *args: str, timeout: float = 240) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, str(BENCH / script), *args], capture_output=True, text=True, timeout=timeout
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+@pytest.mark.parametrize("game", ["HH", "SH"])
+def test_load_on_sqlite_acknowledges_actions_without_errors(game: str) -> None:
+    result = last_json("load.py", "--clients", "20", "--seconds", "2", "--game", game)
+    assert set(result) == LOAD_KEYS
+    assert result["db"] == "sqlite+aiosqlite" and result["clients"] == 20
+    assert result["errors"] == 0
+    assert result["actions_per_s"] > 0
+    assert 0 < result["p50_ms"] <= result["p95_ms"] <= result["p99_ms"]
+    assert result["server_cpu_s"] > 0 and result["server_peak_mib"] > 0
+    assert result["fsync_ms_start"] > 0 and result["fsync_ms_end"] > 0
+
+
+def test_load_on_postgres_paced() -> None:
+    name = create_pg_database()
+    try:
+        result = last_json(
+            "load.py", "--db", pg_database_url(name), "--clients", "20", "--seconds", "2", "--rate", "100"
+        )
+    finally:
+        drop_pg_database(name)
+    assert set(result) == LOAD_KEYS
+    assert result["db"] == "postgresql+asyncpg" and result["errors"] == 0
+    assert 50 <= result["actions_per_s"] <= 150  # paced at 100 per second
+
+
+def test_idle_connections_report_memory_per_connection() -> None:
+    result = last_json("load.py", "--idle", "200")
+    assert result["idle_connections"] == 200
+    assert result["server_rss_after_mib"] >= result["server_rss_before_mib"]
+    assert result["kib_per_idle_connection"] >= 0
+
+
+def test_engine_bench_prints_rates() -> None:
+    result = last_json("engine.py", "--games", "3", "--steps", "50")
+    assert {"hh_actions_per_s", "sh_actions_per_s"} <= set(result)
+    assert all(value > 0 for value in result.values() if isinstance(value, int | float))
+
+
+def test_leaderboard_bench_times_both_queries(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'board.db'}"
+    result = last_json("leaderboard.py", "--db", url, "--entries", "2000", "--queries", "20")
+    assert result["entries"] == 2000
+    assert 0 < result["top50_p50_ms"] <= result["top50_p99_ms"]
+    assert 0 < result["rank_p50_ms"] <= result["rank_p99_ms"]
+
+
+def test_solver_bench_accounts_for_every_deal() -> None:
+    figures = last_json("solver.py", "--limit", "6", "--only", "SH1-C4", "--workers", "1")["SH1-C4"]
+    assert figures["deals"] == 6
+    assert figures["won"] + figures["impossible"] + figures["unknown"] == pytest.approx(1.0)
