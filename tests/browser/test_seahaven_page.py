@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 from engine import Action, Game
 from engine.solver import solve
@@ -14,6 +14,7 @@ from server.solutions import LOST_BUDGET
 from tests.browser.helpers import (
     at,
     board,
+    box,
     card,
     column_cards,
     drag,
@@ -30,7 +31,7 @@ def col_number(loc: str) -> int:
     return int(loc.split(":")[1])
 
 
-def column(page: Page, n: int) -> object:
+def column(page: Page, n: int) -> Locator:
     return page.locator("#board .column").nth(n - 1)
 
 
@@ -58,7 +59,15 @@ def test_drag_group_tap_double_tap_bad_drop_and_undo(page: Page, site: str) -> N
     src, dst, count = str(s.group.args[0]), str(s.group.args[1]), int(s.group.args[2])
     moved = column_cards(page, col_number(src))[-count:]
     target_before = column_cards(page, col_number(dst))
-    drag(page, card(page, moved[0]), page.locator("#board .column").nth(col_number(dst) - 1))
+    source, goal = box(card(page, moved[0])), box(column(page, col_number(dst)))
+    page.mouse.move(source["x"] + source["width"] / 2, source["y"] + 5)
+    page.mouse.down()
+    page.mouse.move(source["x"] + source["width"] / 2 + 30, source["y"] + 40, steps=5)
+    limit = game.view()["board"]["group_limit"]  # while dragging, the badge says SH-10's limit
+    expect(page.locator(".ghost .ghost-badge")).to_contain_text(f"{count} cards: up to {limit} may move")
+    expect(page.locator(".ghost .ghost-badge")).not_to_have_class(re.compile(r"\bover\b"))
+    page.mouse.move(goal["x"] + goal["width"] / 2, goal["y"] + goal["height"] / 2, steps=8)
+    page.mouse.up()
     wait_seq(page, 1)
     game = game.apply(s.group).game
     expect(page.locator("#info-moves")).to_have_text("1")

@@ -3,17 +3,19 @@
 // A press that moves more than a few pixels lifts the cards into a floating ghost that follows
 // the pointer; releasing it over an element with `data-drop` asks `onDrop(info, target)`, which
 // resolves true when the move was accepted. Otherwise the ghost glides back ("snaps back").
-// A press that does not move is reported to `onTap(element)`.
+// A press that does not move is reported to `onTap(element)`. `onLift(info, ghost)`, if given,
+// may decorate the ghost when the cards are lifted.
 
 const SLOP_PX = 6;
 const SNAP_MS = 180;
 
 export class DragController {
-  constructor(root, { canDrag, onDrop, onTap }) {
+  constructor(root, { canDrag, onDrop, onTap, onLift = null }) {
     this.root = root;
     this.canDrag = canDrag;
     this.onDrop = onDrop;
     this.onTap = onTap;
+    this.onLift = onLift;
     this.press = null;
     this.handlers = {
       pointerdown: (ev) => this.down(ev),
@@ -46,6 +48,7 @@ export class DragController {
       press.info = this.canDrag(press.el);
       if (!press.info) return;
       press.ghost = lift(press.info.els);
+      if (this.onLift) this.onLift(press.info, press.ghost);
     }
     ev.preventDefault();
     press.ghost.style.transform = `translate(${dx}px, ${dy}px)`;

@@ -32,6 +32,7 @@ export class SeahavenBoard {
       canDrag: (el) => this.dragInfo(el),
       onDrop: (info, target) => this.drop(info, target),
       onTap: (el) => this.tapped(el),
+      onLift: (info, ghost) => this.showGroupLimit(info, ghost),
     });
     this.el.addEventListener("keydown", (ev) => this.onKey(ev));
     this.el.addEventListener("click", (ev) => ev.preventDefault());
@@ -210,6 +211,23 @@ export class SeahavenBoard {
       return { from: loc, count, els };
     }
     return { from: loc, count: 1, els: [el] };
+  }
+
+  /** While a group is dragged, a badge on it says how many cards may move together (SH-10/11). */
+  showGroupLimit(info, ghost) {
+    if (info.count < 2) return;
+    const board = this.state.board;
+    const onCard = board.group_limit;
+    const toEmpty = board.group_limit_to_empty;
+    const fits = info.count <= Math.max(onCard, toEmpty || 0);
+    const empty = toEmpty == null ? "" : `, ${toEmpty} to an empty column`;
+    const badge = document.createElement("div");
+    badge.className = fits ? "ghost-badge" : "ghost-badge over";
+    badge.textContent = `${info.count} cards: up to ${onCard} may move${empty}`;
+    const first = ghost.firstElementChild;
+    badge.style.left = first.style.left;
+    badge.style.top = first.style.top;
+    ghost.append(badge);
   }
 
   async drop(info, target) {
