@@ -30,6 +30,57 @@ def place(loc: str) -> str:
     return {"col": f"column {n}", "cell": f"cell {n}"}.get(kind, f"the {SUITS.get(n, '')} foundation")
 
 
+SH_BOARD_JS = """() => {
+  const root = document.querySelector('#solution-board');
+  const cards = (sel) => [...root.querySelectorAll(sel)].map(e => [e.dataset.loc, e.dataset.card]);
+  const column = (c) => [...c.querySelectorAll('.card')].map(e => e.dataset.card);
+  return {
+    step: Number(root.dataset.step),
+    columns: [...root.querySelectorAll('.column')].map(column),
+    cells: cards('.cells .card'),
+    foundations: cards('.foundations .card'),
+  };
+}"""
+
+HH_BOARD_JS = """() => {
+  const root = document.querySelector('#solution-board');
+  const heart = [...root.querySelectorAll('.heart .card')].filter(e => !e.hidden);
+  return {
+    step: Number(root.dataset.step),
+    heart: heart.map(e => [e.dataset.loc, e.dataset.card, !e.classList.contains('covered')]),
+    stock: root.querySelector('.pile-stock .count').textContent,
+    waste: root.querySelector('.pile-waste .card').dataset.card || null,
+  };
+}"""
+
+
+def seahaven_position(game: Game) -> dict[str, Any]:
+    """What the solution board must show for an engine position."""
+    view = game.view()["board"]
+    return {
+        "columns": view["columns"],
+        "cells": [[f"cell:{i + 1}", c] for i, c in enumerate(view["cells"]) if c],
+        "foundations": [[f"found:{s}", c] for s, c in view["foundations"].items() if c],
+    }
+
+
+def hearts_position(game: Game) -> dict[str, Any]:
+    view = game.view()["board"]
+    return {
+        "heart": [[f"heart:{h['pos']}", h["card"], h["free"]] for h in view["heart"] if h["card"]],
+        "stock": str(view["stock_count"]),
+        "waste": view["waste_top"],
+    }
+
+
+def shown(page: Page, script: str, step: int) -> dict[str, Any]:
+    """The solution board's position once it shows ``step`` (0: the deal)."""
+    page.wait_for_function(f"() => document.querySelector('#solution-board').dataset.step === '{step}'")
+    result: dict[str, Any] = page.evaluate(script)
+    del result["step"]
+    return result
+
+
 def act(page: Page, action: dict[str, Any]) -> None:
     """An action through the page's own session (the same `act` a drag or a tap sends)."""
     page.evaluate("action => window.solitaire.session.act(action)", action)
@@ -125,13 +176,24 @@ def test_step_through_a_solution_of_a_finished_game_opened_by_link(page: Page, s
     prev, nxt = dialog.get_by_role("button", name="Previous"), dialog.get_by_role("button", name="Next")
     expect(prev).to_be_disabled()
 
+    # The board beside the list shows the position after the current move, as the engine has it.
+    answer = solve(won, SOLUTION_BUDGET)
+    assert answer.actions is not None
+    positions = [Game.new(won)]
+    for action in answer.actions:
+        positions.append(positions[-1].apply(action).game)
+    assert shown(page, SH_BOARD_JS, 0) == seahaven_position(positions[0])
+
     nxt.click()
     expect(current).to_have_text(steps[0])
     expect(dialog.locator("#solution-step")).to_contain_text(f"Move 1 of {len(steps)}")
+    assert shown(page, SH_BOARD_JS, 1) == seahaven_position(positions[1])
     nxt.click()
     expect(current).to_have_text(steps[1])
+    assert shown(page, SH_BOARD_JS, 2) == seahaven_position(positions[2])
     prev.click()
     expect(current).to_have_text(steps[0])
+    assert shown(page, SH_BOARD_JS, 1) == seahaven_position(positions[1])
     expect(items.first).to_have_class(re.compile(r"\bcurrent\b"))
     # A click on a step goes to it; Play steps on by itself to the last move and stops there.
     items.nth(len(steps) - 3).click()
@@ -139,6 +201,8 @@ def test_step_through_a_solution_of_a_finished_game_opened_by_link(page: Page, s
     dialog.get_by_role("button", name="Play").click()
     expect(dialog.get_by_role("button", name="Pause")).to_be_visible()
     expect(current).to_have_text(steps[-1])
+    assert shown(page, SH_BOARD_JS, len(steps)) == seahaven_position(positions[-1])
+    assert positions[-1].status == "won"
     expect(dialog.get_by_role("button", name="Play")).to_be_visible()
     expect(nxt).to_be_disabled()
     dialog.get_by_role("button", name="Close").click()
@@ -197,6 +261,8 @@ def test_the_win_screen_offers_a_solution(page: Page, site: str) -> None:
             for half in event["cards"]:
                 expect(items.nth(n)).to_contain_text(short(str(half["card"])))
         game = outcome.game
+        items.nth(n).click()  # the board follows: heart cards (free or covered), stock, waste
+        assert shown(page, HH_BOARD_JS, n + 1) == hearts_position(game)
     expect(page.locator("#btn-solution")).to_be_visible()
 
 

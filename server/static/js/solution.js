@@ -1,13 +1,16 @@
 // A finished game's solution (docs/protocol.md, "Solutions and dead ends"): was the deal
-// winnable, and a winning line from the deal, shown as a numbered list of moves to step through.
+// winnable, and a winning line from the deal, shown as a numbered list of moves to step through
+// beside a board showing the position after the current move.
 //
 // The solution is a list of engine actions from the deal. To name the cards they move, the deal
 // is dealt here from its code (the public algorithm of docs/protocol.md, "Deals") and the
 // actions are replayed on that copy: the solver only sends moves the rules accept, so the
-// replay needs no validation.
+// replay needs no validation. Each position is drawn by the game's own board, read-only.
 
 import { cardName, rankText, SUITS } from "./cards.js";
+import { GEOMETRY, HeartsBoard } from "./hearts.js";
 import { api } from "./identity.js";
+import { SeahavenBoard } from "./seahaven.js";
 import { el } from "./ui.js";
 
 const BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
@@ -15,6 +18,7 @@ const RANKS = "A23456789TJQK";
 const MASK = (1n << 64n) - 1n;
 const CELLS = { C4: 4, C2: 2, C1: 1 };
 const PLAY_MS = 900;
+const BOARD_PADDING_PX = 6; // .solution-board's padding in app.css
 
 /** SplitMix64 from a seed (BigInt): a function returning the next 64-bit number. */
 function splitmix(seed) {
@@ -48,7 +52,37 @@ export function dealOf(code) {
   cells[0] = deck[50];
   if (variant === "C1") columns[1].push(deck[51]);
   else cells[1] = deck[51];
-  return { game, columns, cells };
+  return { game, columns, cells, found: { S: null, H: null, D: null, C: null } };
+}
+
+/** A deep copy of a position, kept for each step of the solution. */
+function copyOf(pos) {
+  return pos.game === "HH"
+    ? { ...pos, heart: [...pos.heart], stock: [...pos.stock], waste: [...pos.waste] }
+    : { ...pos, columns: pos.columns.map((c) => [...c]), cells: [...pos.cells], found: { ...pos.found } };
+}
+
+// Heart positions (0-based) covering each heart position: the cards half a card to either side
+// in the next row down (deal.md's geometry).
+const COVERED_BY = GEOMETRY.map((a) =>
+  GEOMETRY.flatMap((b, j) => (b.row === a.row + 1 && Math.abs(b.x - a.x) === 1 ? [j] : [])));
+
+/** The state a board draws (the server's view of a game), for a position of the replay. */
+export function viewOf(pos) {
+  if (pos.game === "HH") {
+    const heart = pos.heart.map((card, i) => ({
+      pos: i + 1, card, free: card !== null && COVERED_BY[i].every((j) => pos.heart[j] === null),
+    }));
+    const board = {
+      heart, stock_count: pos.stock.length, waste_count: pos.waste.length,
+      waste_top: pos.waste.length ? pos.waste[pos.waste.length - 1] : null, selection: null,
+    };
+    return { board, hints: { framed: [], matches: [], dimmed: [] } };
+  }
+  const board = {
+    columns: pos.columns, cells: pos.cells, foundations: pos.found, cell_count: pos.cells.length,
+  };
+  return { board, hints: { tappable: [], movable: [], runs: {} } };
 }
 
 function short(card) {
@@ -73,15 +107,18 @@ function actionText(action) {
   return [action.type, ...Object.entries(action).filter(([k]) => k !== "type").map(([, v]) => v)].join(" ");
 }
 
-/** Each action as {text, spoken}: what it does, with the cards it moves, replayed from the deal. */
+/** Each action as {text, spoken, position}: what it does, with the cards it moves, and the
+ * position after it, replayed from the deal. */
 export function describeSolution(code, actions) {
   const pos = dealOf(code);
   return actions.map((action) => {
+    let step;
     try {
-      return pos.game === "HH" ? heartStep(pos, action) : seahavenStep(pos, action);
+      step = pos.game === "HH" ? heartStep(pos, action) : seahavenStep(pos, action);
     } catch {
-      return { text: actionText(action), spoken: actionText(action) };
+      step = { text: actionText(action), spoken: actionText(action) };
     }
+    return { ...step, position: copyOf(pos) };
   });
 }
 
@@ -126,6 +163,7 @@ function seahavenStep(pos, action) {
   const [toKind, m] = to.split(":");
   if (toKind === "col") pos.columns[Number(m) - 1].push(...cards);
   else if (toKind === "cell") pos.cells[Number(m) - 1] = cards[0];
+  else pos.found[m] = cards[0];
   const what = cards.length > 1 ? `${short(cards[0])}–${short(cards[cards.length - 1])} (${cards.length} cards)` : short(cards[0]);
   const spokenWhat = cards.length > 1
     ? `the ${cardName(cards[0])} and the ${cards.length === 2 ? "card" : `${cards.length - 1} cards`} on it`
@@ -147,6 +185,9 @@ export class SolutionDialog {
     this.prev = document.getElementById("solution-prev");
     this.next = document.getElementById("solution-next");
     this.playButton = document.getElementById("solution-play");
+    this.boardRoot = document.getElementById("solution-board");
+    this.board = null;
+    this.deal = null;
     this.answers = new Map(); // game id -> the server's answer (a finished game's never changes)
     this.steps = [];
     this.current = -1; // -1: the deal, before the first move
@@ -206,6 +247,7 @@ export class SolutionDialog {
       return;
     }
     this.steps = describeSolution(answer.code, answer.actions);
+    this.showBoard(answer.code);
     this.setState("won", `This deal can be won. A winning line for ${answer.code}, ${this.steps.length} moves from the deal:`);
     this.list.replaceChildren(
       ...this.steps.map((step, i) => el("li", { dataset: { step: String(i) }, text: step.text })),
@@ -227,6 +269,7 @@ export class SolutionDialog {
       } else item.removeAttribute("aria-current");
     }
     this.list.dataset.current = String(this.current + 1);
+    this.drawPosition();
     this.prev.disabled = this.current < 0;
     this.next.disabled = this.current >= last;
     if (this.current >= last) this.stop();
@@ -234,6 +277,26 @@ export class SolutionDialog {
       ? `The deal: ${this.steps.length} moves to go. Next shows the first.`
       : `Move ${this.current + 1} of ${this.steps.length}: ${this.steps[this.current].spoken}`;
     this.stepLine.textContent = quiet ? "" : text;
+  }
+
+  /** A read-only board of the deal's game in the dialog (made again for each solution). */
+  showBoard(code) {
+    this.deal = dealOf(code);
+    if (this.board) this.board.destroy();
+    this.boardRoot.replaceChildren();
+    const quiet = { onAction: () => {}, onMove: async () => false, onNotice: () => {} };
+    this.board = this.deal.game === "HH" ? new HeartsBoard(this.boardRoot, quiet) : new SeahavenBoard(this.boardRoot, quiet);
+    this.boardRoot.dataset.game = this.deal.game;
+    this.boardRoot.hidden = false;
+  }
+
+  drawPosition() {
+    if (!this.board) return;
+    const pos = this.current < 0 ? this.deal : this.steps[this.current].position;
+    const pad = 2 * BOARD_PADDING_PX;
+    this.board.fit((this.boardRoot.clientWidth || 480) - pad, (this.boardRoot.clientHeight || 250) - pad);
+    this.board.render(viewOf(pos), { canPlay: false, placementHelp: false });
+    this.boardRoot.dataset.step = String(this.current + 1);
   }
 
   play() {
