@@ -151,13 +151,11 @@ class GroupWriter:
 
     @staticmethod
     async def _write(conn: AsyncConnection, batch: list[Write]) -> None:
-        new_games = [w.new_game for w in batch if w.new_game is not None]
+        new_games, actions, latest = _batch_rows(batch)
         if new_games:
             await conn.execute(_INSERT_GAME, new_games)
-        actions = [w.action for w in batch if w.action is not None]
         if actions:
             await conn.execute(_INSERT_ACTION, actions)
-        latest = _latest_game_rows(batch)
         if latest:
             params = [{f"b_{k}": v for k, v in g.items()} for g in latest]
             await conn.execute(_UPDATE_GAME, params)
@@ -166,13 +164,19 @@ class GroupWriter:
                 await extra(conn)
 
 
-def _latest_game_rows(batch: list[Write]) -> list[dict[str, Any]]:
-    """Each game's last row values in the batch: only the last state matters."""
+Rows = list[dict[str, Any]]
+
+
+def _batch_rows(batch: list[Write]) -> tuple[Rows, Rows, Rows]:
+    """A batch's new game rows, action rows, and each game's last row values (only the last
+    state of a game in the batch matters), for either way of writing it."""
+    new_games = [w.new_game for w in batch if w.new_game is not None]
+    actions = [w.action for w in batch if w.action is not None]
     latest: dict[str, dict[str, Any]] = {}
     for write in batch:
         if write.game is not None:
             latest[write.game["id"]] = write.game
-    return list(latest.values())
+    return new_games, actions, list(latest.values())
 
 
 def _insert_sql(table: Table) -> str:
@@ -206,15 +210,10 @@ class SqliteBatches:
         return cls(str(url.database))
 
     async def write(self, batch: list[Write]) -> None:
-        new_games = [w.new_game for w in batch if w.new_game is not None]
-        actions = [w.action for w in batch if w.action is not None]
-        games = _latest_game_rows(batch)
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._thread, self._write_sync, new_games, actions, games)
+        await loop.run_in_executor(self._thread, self._write_sync, *_batch_rows(batch))
 
-    def _write_sync(
-        self, new_games: list[dict[str, Any]], actions: list[dict[str, Any]], games: list[dict[str, Any]]
-    ) -> None:
+    def _write_sync(self, new_games: Rows, actions: Rows, games: Rows) -> None:
         conn = self._connection()
         conn.execute("BEGIN IMMEDIATE")
         try:
