@@ -169,8 +169,10 @@ def main(argv: list[str] | None = None) -> None:
         migrate_sync(settings.database_url)
         print(f"database is up to date: {settings.database_url}")
         return
-    if settings.ws_impl not in IMPL_CHOICES:
-        build_parser().error(f"SOLITAIRE_WS_IMPL must be one of {', '.join(IMPL_CHOICES)}")
+    try:
+        uvicorn_ws(settings.ws_impl)  # SOLITAIRE_WS_IMPL is not checked by the parser's choices
+    except ValueError as exc:
+        build_parser().error(str(exc))
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("uvicorn.error").addFilter(_PrintURL())
     logging.getLogger("alembic").setLevel(logging.WARNING)
