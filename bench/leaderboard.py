@@ -33,7 +33,8 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from server.leaderboard import around, rebuild_counts, sort_key, top
+from server.features.leaderboards.model import sort_key
+from server.storage.leaderboards import around, rebuild_counts, top
 from server.storage.db import is_sqlite, make_engine, migrate
 
 CODE = "HH1-N-BENCHAA"

@@ -1,127 +1,157 @@
-"""The Starlette application: wiring of settings, storage, live games and routes."""
+"""The composition root: settings, storage, live games, features and routes, wired by hand.
+
+Nothing registers itself on import. The layers, from the top (each imports
+only from below it; ``tests/server/test_layers.py`` checks it):
+
+- edge: :mod:`server.edge` (the WebSocket session and its plumbing, HTTP helpers)
+- features: :mod:`server.features` (play, players, dailies, leaderboards, races,
+  replays, solutions), each exporting its routes and request handlers
+- core: :mod:`server.core` (live games, the hub, topics, the handler contract)
+- storage: :mod:`server.storage`
+- below all: :mod:`engine`
+"""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from starlette.applications import Starlette
-from starlette.routing import Mount, WebSocketRoute
+from starlette.exceptions import HTTPException
+from starlette.routing import BaseRoute, Mount, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
-from engine import GameCode, random_code
-from engine.codes import VARIANTS
-from server import competition, http_api, solutions
+from server.clock import Clock, wall_clock_ms
 from server.config import Settings
-from server.games import Clock, GameService, LiveGame, parse_code_or_error, wall_clock_ms
-from server.live import Hub
-from server.protocol import ProtocolError
+from server.core.context import Handler, Handlers
+from server.core.games import GameService
+from server.core.hub import Hub
+from server.core.services import Services
+from server.edge import http, ws
+from server.features.dailies.api import DailiesApi
+from server.features.dailies.service import Dailies
+from server.features.leaderboards.api import LeaderboardsApi
+from server.features.leaderboards.service import Leaderboards
+from server.features.play import Play
+from server.features.players import Players
+from server.features.races.api import RacesApi
+from server.features.races.service import Races
+from server.features.replays.api import ReplaysApi
+from server.features.solutions.api import SolutionsApi
+from server.features.solutions.service import DeadEnds, Solutions
 from server.storage.db import make_engine, migrate, sessionmaker
 from server.storage.writer import GroupWriter
-from server.ws import Connection, websocket_endpoint
 
 log = logging.getLogger(__name__)
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
-# Hooks that resolve how a new game starts (daily challenges plug in here).
-GameStarter = Callable[["Services", str, str, dict[str, Any]], Awaitable[LiveGame]]
-# How a game on a known code starts (competition: daily attempts ranked once, stuck games counted).
-CodeStarter = Callable[["Services", str, str, GameCode], Awaitable[LiveGame]]
+
+@dataclass(frozen=True)
+class Features:
+    """Every feature of one app, built from its services."""
+
+    dailies: Dailies
+    leaderboards: Leaderboards
+    races: Races
+    dead_ends: DeadEnds
+    routes: list[BaseRoute]
+    handlers: Mapping[str, Handler]
+
+    async def start(self) -> None:
+        await self.leaderboards.start()
+        await self.races.start_listening()
+        await self.dead_ends.start()
+        await self.dailies.start()
+
+    async def stop(self) -> None:
+        await self.dailies.stop()
+        await self.races.stop()
+        await self.leaderboards.stop()
+        await self.dead_ends.stop()
 
 
-@dataclass
-class Services:
-    """Everything a request handler may use; one per running app."""
+def build_services(settings: Settings, clock: Clock) -> Services:
+    engine = make_engine(settings.database_url)
+    sessions = sessionmaker(engine)
+    writer = GroupWriter(engine, linger_s=settings.commit_interval_ms / 1000)
+    hub = Hub()
+    games = GameService(sessions, writer, hub, clock)
+    return Services(settings, engine, sessions, writer, hub, games, clock)
 
-    settings: Settings
-    engine: AsyncEngine
-    sessions: async_sessionmaker[AsyncSession]
-    writer: GroupWriter
-    hub: Hub
-    games: GameService
-    clock: Clock
-    connections: set[Connection] = field(default_factory=set)
-    extras: dict[str, Any] = field(default_factory=dict)
-    daily_starter: GameStarter | None = None
-    code_starter: CodeStarter | None = None
 
-    async def start_game(self, player_id: str, name: str, fields: dict[str, Any]) -> LiveGame:
-        """Start a game from a code, from a game and variant, or as today's daily."""
-        if "daily" in fields:
-            if self.daily_starter is None:
-                raise ProtocolError("not_found", "daily challenges are not available")
-            return await self.daily_starter(self, player_id, name, fields)
-        code = self.code_from_fields(fields)
-        if self.code_starter is not None:
-            return await self.code_starter(self, player_id, name, code)
-        return await self.games.create(player_id, name, code)
+def build_features(services: Services) -> Features:
+    """Each feature from what it needs, and the routes and handlers they export."""
+    solver_slot = asyncio.Semaphore(1)  # one long solve at a time per server
+    dailies = Dailies(services)
+    leaderboards = Leaderboards(services)
+    races = Races(services, starter=dailies)
+    solutions = Solutions(services.clock, solver_slot)
+    dead_ends = DeadEnds(services.games, solver_slot)
+    players = Players(services)
+    boards_api = LeaderboardsApi(services.engine)
+    solutions_api = SolutionsApi(services.games, solutions)
+    routes: list[BaseRoute] = [
+        *http.basic_routes(services.engine),
+        *players.routes(),
+        *DailiesApi(dailies).routes(),
+        *boards_api.routes(),
+        *ReplaysApi(services.engine).routes(),
+        *solutions_api.routes(),
+    ]
+    handlers = merge_handlers(
+        Play(services.games, starter=dailies).handlers(),
+        boards_api.handlers(),
+        RacesApi(races).handlers(),
+        solutions_api.handlers(),
+    )
+    return Features(dailies, leaderboards, races, dead_ends, routes, handlers)
 
-    @staticmethod
-    def code_from_fields(fields: dict[str, Any]) -> GameCode:
-        """A code from ``code``, or a random one from ``game`` and ``variant``."""
-        if "code" in fields:
-            return parse_code_or_error(fields["code"])
-        game = str(fields.get("game", "")).upper()
-        if game not in VARIANTS:
-            raise ProtocolError("bad_message", "give a code, or a game (HH or SH)", field="game")
-        variant = str(fields.get("variant", VARIANTS[game][0])).upper()
-        if variant not in VARIANTS[game]:
-            allowed = ", ".join(VARIANTS[game])
-            raise ProtocolError("bad_code", f"variant must be one of {allowed}", part="variant")
-        return random_code(game, variant)
+
+def merge_handlers(*groups: Handlers) -> dict[str, Handler]:
+    """One handler per request type: two features answering the same type is a wiring error."""
+    merged: dict[str, Handler] = {}
+    for group in groups:
+        for kind, handler in group.items():
+            if kind in merged:
+                raise ValueError(f"two handlers for {kind!r}")
+            merged[kind] = handler
+    return merged
 
 
 async def shutdown_connections(services: Services, reason: str = "server shutting down") -> None:
     """Tell every client we are going away; used on SIGTERM before the server stops."""
-    for conn in list(services.connections):
-        await conn.goodbye(reason)
+    await services.peers.goodbye_all(reason)
 
 
 def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -> Starlette:
     """Build the app. Storage opens (and migrates) in the lifespan, not at import."""
     settings = settings or Settings.from_env()
+    services = build_services(settings, clock)
+    features = build_features(services)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if settings.migrate_on_start:
             await migrate(settings.database_url)
-        engine = make_engine(settings.database_url)
-        sessions = sessionmaker(engine)
-        writer = GroupWriter(engine, linger_s=settings.commit_interval_ms / 1000)
-        writer.start()
-        hub = Hub()
-        games = GameService(sessions, writer, hub, clock)
-        services = Services(settings, engine, sessions, writer, hub, games, clock)
+        services.writer.start()
         app.state.services = services
-        for setup in SETUP_HOOKS:
-            await setup(services)
+        await features.start()
         try:
             yield
         finally:
-            for teardown in TEARDOWN_HOOKS:
-                await teardown(services)
+            await features.stop()
             await shutdown_connections(services)
-            await writer.close()
-            await engine.dispose()
+            await services.writer.close()
+            await services.engine.dispose()
 
-    routes: list[Any] = [
-        *http_api.routes(),
-        WebSocketRoute("/ws", websocket_endpoint),
+    routes: list[BaseRoute] = [
+        *features.routes,
+        WebSocketRoute("/ws", ws.endpoint(services, features.handlers)),
     ]
     if STATIC_DIR.is_dir():
         routes.append(Mount("/", StaticFiles(directory=STATIC_DIR, html=True), name="static"))
-    return Starlette(routes=routes, lifespan=lifespan)
-
-
-# Other modules (competition, races) register start-up and shut-down work here.
-SETUP_HOOKS: list[Callable[[Services], Awaitable[None]]] = []
-TEARDOWN_HOOKS: list[Callable[[Services], Awaitable[None]]] = []
-SETUP_HOOKS.append(competition.setup)
-TEARDOWN_HOOKS.append(competition.teardown)
-SETUP_HOOKS.append(solutions.setup)
-TEARDOWN_HOOKS.append(solutions.teardown)
+    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http.http_error})

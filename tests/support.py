@@ -24,7 +24,7 @@ import websockets
 from server.app import create_app
 from server.cli import uvicorn_config
 from server.config import Settings
-from server.games import Clock, wall_clock_ms
+from server.clock import Clock, wall_clock_ms
 from tests.contract import SENT
 
 RECEIVED: list[dict[str, Any]] = []  # every server message seen by any test client

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from engine import parse_code
-from server.daily import DAY_MS, FAMILIES, candidate, day_of, day_start_ms
+from server.features.dailies.model import DAY_MS, FAMILIES, candidate, day_of, day_start_ms
 from tests.server.competing import (
     clocked_server,
     independent_ranking,

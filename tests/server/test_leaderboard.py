@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import text
 
 from engine import Action, Game, random_code
-from server.leaderboard import LEVELS, MOVES_CAP, TIME_CAP, ranks, sort_key
+from server.features.leaderboards.model import LEVELS, MOVES_CAP, TIME_CAP, ranks, sort_key
 from server.storage.db import make_engine
 from tests.server.competing import (
     competition_ranks,

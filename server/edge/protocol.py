@@ -1,4 +1,4 @@
-"""Protocol version, request field rules and error codes (documented in docs/protocol.md).
+"""Protocol version and request field rules (documented in docs/protocol.md).
 
 Requests are validated here, by table, before anything touches a game; a
 malformed message therefore can never reach the engine or the database.
@@ -9,53 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from server.errors import ProtocolError
+from server.vocabulary import ErrorCode
+
 PROTOCOL_VERSION = 1
 SUPPORTED_VERSIONS = (1,)
-
-# Close codes (WebSocket): see docs/protocol.md.
-CLOSE_GOING_AWAY = 1001
-CLOSE_TOO_BIG = 1009
-CLOSE_BAD_VERSION = 4400
-CLOSE_AUTH = 4401
-CLOSE_ORIGIN = 4403
-CLOSE_AUTH_TIMEOUT = 4408
-CLOSE_TOO_SLOW = 4429  # a watcher that does not read its pushed updates
-
-ERROR_CODES = (
-    "bad_json",
-    "unknown_type",
-    "bad_message",
-    "not_authenticated",
-    "bad_token",
-    "unsupported_version",
-    "bad_code",
-    "not_found",
-    "forbidden",
-    "illegal_action",
-    "stale",
-    "game_over",
-    "conflict",
-    "rate_limited",
-    "internal",
-)
-
-
-class ProtocolError(Exception):
-    """A request the server refuses; becomes an ``error`` message."""
-
-    def __init__(self, code: str, message: str, **extra: Any) -> None:
-        super().__init__(message)
-        assert code in ERROR_CODES, code
-        self.code = code
-        self.message = message
-        self.extra = extra
-
-    def to_message(self, request_id: Any = None) -> dict[str, Any]:
-        msg: dict[str, Any] = {"type": "error", "code": self.code, "message": self.message}
-        msg.update(self.extra)
-        if request_id is not None:
-            msg["id"] = request_id
-        return msg
 
 
 @dataclass(frozen=True)
@@ -111,17 +69,19 @@ def request_id(message: dict[str, Any]) -> Any:
 def validate(message: Any) -> tuple[str, dict[str, Any]]:
     """The request type and its checked fields, or a ProtocolError naming the problem."""
     if not isinstance(message, dict):
-        raise ProtocolError("bad_json", "a message must be a JSON object")
+        raise ProtocolError(ErrorCode.BAD_JSON, "a message must be a JSON object")
     kind = message.get("type")
     if not isinstance(kind, str) or kind not in REQUESTS:
-        raise ProtocolError("unknown_type", f"unknown message type {kind!r}")
+        raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"unknown message type {kind!r}")
     if "id" in message and request_id(message) is None:
-        raise ProtocolError("bad_message", "id must be an integer or a string of ≤ 64 characters", field="id")
+        raise ProtocolError(
+            ErrorCode.BAD_MESSAGE, "id must be an integer or a string of ≤ 64 characters", field="id"
+        )
     fields: dict[str, Any] = {}
     for name, spec in REQUESTS[kind].items():
         if name not in message:
             if spec.required:
-                raise ProtocolError("bad_message", f"{kind} needs the field {name!r}", field=name)
+                raise ProtocolError(ErrorCode.BAD_MESSAGE, f"{kind} needs the field {name!r}", field=name)
             continue
         fields[name] = _check(kind, name, spec, message[name])
     return kind, fields
@@ -133,12 +93,12 @@ def _check(kind: str, name: str, spec: Field, value: Any) -> Any:
         expected = spec.kind.__name__ if isinstance(spec.kind, type) else "value"
         names = {"str": "a string", "int": "an integer", "dict": "an object"}
         raise ProtocolError(
-            "bad_message", f"{kind}.{name} must be {names.get(expected, expected)}", field=name
+            ErrorCode.BAD_MESSAGE, f"{kind}.{name} must be {names.get(expected, expected)}", field=name
         )
     if isinstance(value, str) and not 0 < len(value) <= spec.max_len:
         raise ProtocolError(
-            "bad_message", f"{kind}.{name} must be 1 to {spec.max_len} characters", field=name
+            ErrorCode.BAD_MESSAGE, f"{kind}.{name} must be 1 to {spec.max_len} characters", field=name
         )
     if isinstance(value, int) and not -(2**31) <= value < 2**31:
-        raise ProtocolError("bad_message", f"{kind}.{name} is out of range", field=name)
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, f"{kind}.{name} is out of range", field=name)
     return value

@@ -1,6 +1,7 @@
 """In-process live fan-out: topics (a game, a leaderboard, a race) to subscribers.
 
-A subscriber is anything with a non-blocking ``push(message)``; the WebSocket
+Topic names come from :mod:`server.core.topics`. A subscriber is anything
+with a non-blocking ``push(frame)`` and a ``follow_own(topic)``; the WebSocket
 layer's connection queues the frame and sends it on its own, so one slow
 watcher never holds up the player or the other watchers. Messages are
 serialized once per publish, not once per subscriber.
@@ -16,6 +17,9 @@ from typing import Any, Protocol
 class Subscriber(Protocol):
     def push(self, frame: str) -> None:
         """Queue an already-serialized frame for sending."""
+
+    def follow_own(self, topic: str) -> None:
+        """Subscribe to a game of the subscriber's own player (a racer's game, say)."""
 
 
 class Encoded(str):
@@ -66,6 +70,11 @@ class Hub:
 
     def subscriber_count(self, topic: str) -> int:
         return len(self._topics.get(topic, ()))
+
+    def forward(self, source: str, target: str) -> None:
+        """Every subscriber of ``source`` follows ``target`` too (a racer's tabs follow their game)."""
+        for subscriber in self.subscribers(source):
+            subscriber.follow_own(target)
 
     def publish(self, topic: str, message: dict[str, Any], skip: Subscriber | None = None) -> int:
         """Send to every subscriber of a topic except ``skip``; returns how many got it."""

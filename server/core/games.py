@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -18,21 +17,19 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession, async_sessionmaker
 
-from engine import Action, ActionFormatError, CodeError, Game, GameCode, IllegalAction
+from engine import Action, ActionFormatError, Game, GameCode, IllegalAction
 from engine.game import Outcome
-from server.live import Encoded, Hub
-from server.protocol import ProtocolError
+from server.clock import Clock, wall_clock_ms
+from server.core import topics
+from server.core.hub import Encoded, Hub, Subscriber
+from server.errors import ProtocolError
 from server.storage import queries
 from server.storage.models import GameRow
 from server.storage.writer import GroupWriter, Write
+from server.vocabulary import ErrorCode
 
 IDLE_GAP_CAP_MS = 60_000
 FINAL_RESULTS = ("won", "resigned", "expired")
-Clock = Callable[[], int]
-
-
-def wall_clock_ms() -> int:
-    return int(time.time() * 1000)
 
 
 @dataclass
@@ -58,7 +55,7 @@ class LiveGame:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     cached_fingerprint: str | None = None  # both caches are cleared whenever the game changes
     cached_state: Encoded | None = None
-    lost_seq: int | None = None  # server.solutions proved no win remains at this seq
+    lost_seq: int | None = None  # the dead-end solver proved no win remains at this seq
 
     @property
     def status(self) -> str:
@@ -269,7 +266,7 @@ class GameService:
     async def require(self, game_id: str) -> LiveGame:
         live = await self.get(game_id)
         if live is None:
-            raise ProtocolError("not_found", f"no game {game_id!r}")
+            raise ProtocolError(ErrorCode.NOT_FOUND, f"no game {game_id!r}")
         return live
 
     async def _load(self, game_id: str) -> LiveGame | None:
@@ -323,7 +320,7 @@ class GameService:
         player_id: str,
         seq: int,
         raw: dict[str, Any],
-        origin: Any = None,
+        origin: Subscriber | None = None,
         *,
         brief: bool = False,
     ) -> dict[str, Any]:
@@ -334,7 +331,7 @@ class GameService:
         try:
             action = Action.from_json(raw)
         except ActionFormatError as exc:
-            raise ProtocolError("bad_message", str(exc), field="action") from None
+            raise ProtocolError(ErrorCode.BAD_MESSAGE, str(exc), field="action") from None
         live = await self.locked(game_id)
         try:
             return await self._act_locked(live, player_id, seq, action, origin, brief)
@@ -342,27 +339,27 @@ class GameService:
             live.lock.release()
 
     async def _act_locked(
-        self, live: LiveGame, player_id: str, seq: int, action: Action, origin: Any, brief: bool
+        self, live: LiveGame, player_id: str, seq: int, action: Action, origin: Subscriber | None, brief: bool
     ) -> dict[str, Any]:
         if live.owner_id != player_id:
-            raise ProtocolError("forbidden", "only the game's owner can act in it")
+            raise ProtocolError(ErrorCode.FORBIDDEN, "only the game's owner can act in it")
         current = live.game.seq
         if seq == current - 1 and action == live.last_action and live.last_outcome is not None:
             return self._result(live, current - 1, action, live.last_outcome, True, brief)
         if seq != current:
             raise ProtocolError(
-                "stale", f"expected seq {current}, got {seq}", state=live.state(), seq=current
+                ErrorCode.STALE, f"expected seq {current}, got {seq}", state=live.state(), seq=current
             )
         if live.finished:
-            raise ProtocolError("game_over", f"the game is over ({live.result})")
+            raise ProtocolError(ErrorCode.GAME_OVER, f"the game is over ({live.result})")
         try:
             outcome = live.game.apply(action)
         except IllegalAction as exc:
-            raise ProtocolError("illegal_action", exc.reason, rule=exc.code) from None
+            raise ProtocolError(ErrorCode.ILLEGAL_ACTION, exc.reason, rule=exc.code) from None
         await self._commit(live, outcome, origin)
         return self._result(live, seq, action, live.last_outcome or {}, False, brief)
 
-    async def _commit(self, live: LiveGame, outcome: Outcome, origin: Any) -> None:
+    async def _commit(self, live: LiveGame, outcome: Outcome, origin: Subscriber | None) -> None:
         """Make the outcome durable, then take it into memory and tell watchers."""
         now = max(self.clock(), live.last_action_ms or 0)
         candidate = live.draft()
@@ -382,7 +379,9 @@ class GameService:
     def _finish_extras(self, live: LiveGame) -> list[Any]:
         return [lambda conn, hook=hook: hook(live, conn) for hook in self.finish_hooks]
 
-    async def end(self, game_id: str, player_id: str | None, result: str, origin: Any = None) -> LiveGame:
+    async def end(
+        self, game_id: str, player_id: str | None, result: str, origin: Subscriber | None = None
+    ) -> LiveGame:
         """Resign (by the owner) or expire a game; counted through the finish hooks.
 
         Subscribers other than ``origin`` (the resigning connection) get a ``finished`` push.
@@ -390,9 +389,9 @@ class GameService:
         live = await self.locked(game_id)
         try:
             if player_id is not None and live.owner_id != player_id:
-                raise ProtocolError("forbidden", "only the game's owner can end it")
+                raise ProtocolError(ErrorCode.FORBIDDEN, "only the game's owner can end it")
             if live.finished:
-                raise ProtocolError("game_over", f"the game is over ({live.result})")
+                raise ProtocolError(ErrorCode.GAME_OVER, f"the game is over ({live.result})")
             candidate = live.draft()
             candidate.result, candidate.finished_ms = result, self.clock()
             candidate.invalidate()
@@ -402,9 +401,33 @@ class GameService:
         finally:
             live.lock.release()
         finished = {"type": "finished", "game": live.info(), "state": live.state_json()}
-        self.hub.publish(f"game:{live.id}", finished, skip=origin)
+        self.hub.publish(topics.game(live.id), finished, skip=origin)
         self._notify(live)
         return live
+
+    async def mark_lost(self, game_id: str, seq: int) -> bool:
+        """Record that no win remains from position ``seq`` (the dead-end solver's proof).
+
+        Goes the one way every change goes (draft, commit, adopt), and only if
+        the game is still at that position and open; returns whether it did.
+        Subscribers get a ``status`` push shaped like ``finished``.
+        """
+        live = self._cache.get(game_id)
+        if live is None:
+            return False
+        async with live.lock:
+            if live.evicted or live.finished or live.game.seq != seq or live.lost_seq == seq:
+                return False
+            candidate = live.draft()
+            candidate.lost_seq = seq
+            candidate.invalidate()
+            await self.writer.submit(Write(None, candidate.row_values()))
+            live.adopt(candidate)
+        self.hub.publish(
+            topics.game(live.id), {"type": "status", "game": live.info(), "state": live.state_json()}
+        )
+        self._notify(live)
+        return True
 
     def _result(
         self,
@@ -427,9 +450,9 @@ class GameService:
         }
 
     def _publish(
-        self, live: LiveGame, seq: int, action: Action, outcome: dict[str, Any], origin: Any
+        self, live: LiveGame, seq: int, action: Action, outcome: dict[str, Any], origin: Subscriber | None
     ) -> None:
-        topic = f"game:{live.id}"
+        topic = topics.game(live.id)
         if self.hub.has_subscribers(topic, besides=origin):  # else the state is never serialized
             message = {
                 "type": "update",
@@ -444,13 +467,3 @@ class GameService:
     def _notify(self, live: LiveGame) -> None:
         for listener in self.listeners:
             listener(live)
-
-
-def parse_code_or_error(text: str) -> GameCode:
-    """Parse a code for the protocol: a bad one becomes ``bad_code`` naming the part."""
-    from engine import parse_code
-
-    try:
-        return parse_code(text)
-    except CodeError as exc:
-        raise ProtocolError("bad_code", str(exc), part=exc.part) from None

@@ -1,0 +1,28 @@
+"""The typed services every feature is built from; one set per running app."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from server.clock import Clock
+from server.config import Settings
+from server.core.context import Peers
+from server.core.games import GameService
+from server.core.hub import Hub
+from server.storage.writer import GroupWriter
+
+
+@dataclass(frozen=True)
+class Services:
+    """Settings, storage, the live games and the hub: nothing else, and nothing untyped."""
+
+    settings: Settings
+    engine: AsyncEngine
+    sessions: async_sessionmaker[AsyncSession]
+    writer: GroupWriter
+    hub: Hub
+    games: GameService
+    clock: Clock
+    peers: Peers = field(default_factory=Peers)

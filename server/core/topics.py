@@ -1,0 +1,23 @@
+"""The one place that names fan-out topics."""
+
+from __future__ import annotations
+
+
+def game(game_id: str) -> str:
+    """Updates, status and finished pushes of one game."""
+    return f"game:{game_id}"
+
+
+def leaderboard(code: str) -> str:
+    """``leaderboard_update`` pushes of one code's board."""
+    return f"leaderboard:{code}"
+
+
+def race(race_id: str) -> str:
+    """``race_update`` and ``race_progress`` pushes of one race."""
+    return f"race:{race_id}"
+
+
+def racer(race_id: str, player_id: str) -> str:
+    """A racer's private topic: their ``race_started`` (with their own game) goes here."""
+    return f"race:{race_id}:{player_id}"

@@ -1,0 +1,131 @@
+"""HTTP plumbing shared by every feature: the error envelope, bodies, parameters, the bearer token.
+
+Errors use the same codes as the WebSocket protocol,
+``{"error": {"code": …, "message": …}}``, with the status each
+:class:`~server.vocabulary.ErrorCode` names; this holds for unknown ``/api``
+paths and wrong methods too, never a plain-text page.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from server.errors import ProtocolError
+from server.storage import queries
+from server.vocabulary import ErrorCode
+
+SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schema"
+MAX_BODY_BYTES = 4096
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+
+def error_response(exc: ProtocolError) -> JSONResponse:
+    return JSONResponse(exc.to_envelope(), status_code=exc.code.http_status)
+
+
+def endpoint(fn: Endpoint) -> Endpoint:
+    """Turn ProtocolErrors raised by a handler into JSON error responses."""
+
+    async def wrapped(request: Request) -> Response:
+        try:
+            return await fn(request)
+        except ProtocolError as exc:
+            return error_response(exc)
+
+    wrapped.__name__ = getattr(fn, "__name__", "endpoint")
+    wrapped.__doc__ = fn.__doc__
+    return wrapped
+
+
+def route(path: str, fn: Endpoint, methods: list[str] | None = None) -> Route:
+    """A route whose ProtocolErrors become the JSON error envelope."""
+    return Route(path, endpoint(fn), methods=methods)
+
+
+async def json_body(request: Request) -> dict[str, Any]:
+    """The request's JSON object (empty body = {}), or bad_json."""
+    raw = await request.body()
+    if len(raw) > MAX_BODY_BYTES:
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, f"the body is larger than {MAX_BODY_BYTES} bytes")
+    if not raw.strip():
+        return {}
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise ProtocolError(ErrorCode.BAD_JSON, "the body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise ProtocolError(ErrorCode.BAD_JSON, "the body must be a JSON object")
+    return body
+
+
+def int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
+    """A whole-number query parameter within [low, high], or ``bad_message`` naming it."""
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    if not raw.isdigit() or not low <= int(raw) <= high:
+        raise ProtocolError(
+            ErrorCode.BAD_MESSAGE, f"{name} must be a whole number from {low} to {high}", field=name
+        )
+    return int(raw)
+
+
+async def player_from_header(request: Request, sessions: async_sessionmaker[AsyncSession]) -> str:
+    """The player id for an ``Authorization: Bearer TOKEN`` header."""
+    header = request.headers.get("authorization", "")
+    if not header.lower().startswith("bearer "):
+        raise ProtocolError(ErrorCode.BAD_TOKEN, "send Authorization: Bearer TOKEN")
+    async with sessions() as session:
+        player = await queries.player_by_token(session, header[7:].strip())
+    if player is None:
+        raise ProtocolError(ErrorCode.BAD_TOKEN, "unknown token")
+    return player.id
+
+
+def health_route(engine: AsyncEngine) -> Route:
+    async def health(request: Request) -> Response:
+        """200 once the database answers, 503 otherwise."""
+        try:
+            async with engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+        except Exception as exc:
+            return JSONResponse({"status": "unavailable", "database": str(exc)[:200]}, 503)
+        return JSONResponse({"status": "ok", "database": "ok"})
+
+    return Route("/health", health)
+
+
+async def schema_file(request: Request) -> Response:
+    name = request.path_params["name"]
+    path = SCHEMA_DIR / name
+    if name not in ("asyncapi.json", "openapi.json") or not path.is_file():
+        return error_response(ProtocolError(ErrorCode.NOT_FOUND, "no such schema"))
+    return Response(path.read_bytes(), media_type="application/json")
+
+
+def basic_routes(engine: AsyncEngine) -> list[BaseRoute]:
+    """Health and the published schemas."""
+    return [health_route(engine), Route("/api/schema/{name}", schema_file)]
+
+
+async def http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own HTTP errors (an unknown path, a wrong method): JSON under /api, plain elsewhere."""
+    if not isinstance(exc, HTTPException):
+        raise exc
+    if request.url.path.startswith("/api/") or request.url.path == "/health":
+        code = {404: ErrorCode.NOT_FOUND, 405: ErrorCode.BAD_MESSAGE}.get(
+            exc.status_code, ErrorCode.BAD_MESSAGE
+        )
+        body = ProtocolError(code, str(exc.detail)).to_envelope()
+        return JSONResponse(body, status_code=exc.status_code, headers=getattr(exc, "headers", None))
+    return PlainTextResponse(str(exc.detail), status_code=exc.status_code)

@@ -1,0 +1,280 @@
+"""The WebSocket session without I/O: text frames in, frames to send and requests to run out.
+
+Modelled on the websockets library's sans-I/O ``Protocol``: the plumbing in
+:mod:`server.edge.ws` feeds each received text to :meth:`Session.receive`,
+runs the :class:`Authenticate` or :class:`Call` it returns (the only parts
+that touch the database or a game), hands the answer back
+(:meth:`Session.authenticated`, :meth:`Session.answer`…) and writes whatever
+:meth:`Session.data_to_send` gives. Time comes from an injected clock, so the
+rate limit and the auth deadline are tested by moving a number, not by
+sleeping.
+
+States only move forward: ``connected`` (hello sent, waiting for auth) →
+``authenticated`` → ``closing`` (a close code is decided; nothing more is
+read) → ``closed``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from server import __version__
+from server.clock import Clock
+from server.config import Limits
+from server.core.hub import encode
+from server.edge.protocol import PROTOCOL_VERSION, SUPPORTED_VERSIONS, request_id, validate
+from server.errors import ProtocolError
+from server.vocabulary import CloseCode, ConnectionState, ErrorCode
+
+FLOOD_REFUSAL_GAP_MS = 100  # id-less refused frames are answered at most this often
+MAX_OWN_GAMES = 32  # games a connection started and follows, besides its watches
+
+
+@dataclass(frozen=True, slots=True)
+class Authenticate:
+    """Look up ``token`` (None: anonymous) and answer with :meth:`Session.authenticated`."""
+
+    token: str | None
+    version: int
+    request_id: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """Run the handler of ``kind`` and answer with :meth:`Session.answer` or :meth:`Session.refuse`."""
+
+    kind: str
+    fields: dict[str, Any]
+    request_id: Any
+
+
+Request = Authenticate | Call
+
+
+class TokenBucket:
+    """Rate limit: ``rate`` per second sustained, ``burst`` at once, on the injected clock."""
+
+    __slots__ = ("burst", "last_ms", "rate", "tokens")
+
+    def __init__(self, rate: float, burst: float, now_ms: int) -> None:
+        self.rate, self.burst, self.tokens, self.last_ms = rate, burst, burst, now_ms
+
+    def take(self, now_ms: int) -> bool:
+        elapsed_s = max(0, now_ms - self.last_ms) / 1000
+        self.tokens = min(self.burst, self.tokens + elapsed_s * self.rate)
+        self.last_ms = now_ms
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+
+
+class Session:
+    """One client's protocol state: who it is, its limits, its subscriptions, its outgoing frames."""
+
+    def __init__(self, limits: Limits, clock: Clock) -> None:
+        self.limits = limits
+        self.clock = clock
+        self.state = ConnectionState.CONNECTED
+        self.player_id: str | None = None
+        self.player_name: str | None = None
+        self.close_code: CloseCode | None = None
+        self.close_reason = ""
+        self.watches: set[str] = set()  # topics that count against limits.max_watches
+        self.own_games: OrderedDict[str, None] = OrderedDict()  # own games' topics, oldest first
+        self._out: list[str] = []
+        self._opened_ms = clock()
+        self._rate = TokenBucket(limits.rate_per_s, limits.burst, self._opened_ms)
+        self._last_refusal_ms: int | None = None
+        self.send(self._hello())
+
+    # -- outgoing ------------------------------------------------------------------
+
+    def send(self, message: dict[str, Any]) -> None:
+        self._out.append(encode(message))
+
+    def data_to_send(self) -> list[str]:
+        """The frames to write, in order; each is returned once."""
+        out, self._out = self._out, []
+        return out
+
+    def close(self, code: CloseCode, reason: str) -> None:
+        """Decide to close: what is queued is still sent, nothing more is read."""
+        if self.state in (ConnectionState.CONNECTED, ConnectionState.AUTHENTICATED):
+            self.state = ConnectionState.CLOSING
+            self.close_code, self.close_reason = code, reason
+
+    def closed(self) -> None:
+        self.state = ConnectionState.CLOSED
+
+    @property
+    def reading(self) -> bool:
+        return self.state in (ConnectionState.CONNECTED, ConnectionState.AUTHENTICATED)
+
+    # -- time --------------------------------------------------------------------------
+
+    @property
+    def auth_deadline_ms(self) -> int:
+        return self._opened_ms + int(self.limits.auth_timeout_s * 1000)
+
+    def check_time(self) -> None:
+        """Close an unauthenticated session whose auth deadline has passed."""
+        if self.state is ConnectionState.CONNECTED and self.clock() >= self.auth_deadline_ms:
+            self.close(CloseCode.AUTH_TIMEOUT, "no auth in time")
+
+    # -- incoming ------------------------------------------------------------------------
+
+    def receive(self, text: str) -> Request | None:
+        """One received text frame; returns the request to run, if any."""
+        if self.state is ConnectionState.CONNECTED:
+            return self._receive_auth(text)
+        if self.state is not ConnectionState.AUTHENTICATED:
+            return None
+        if not self._rate.take(self.clock()):
+            self._refuse_flood(text)
+            return None
+        try:
+            message = json.loads(text)
+        except (ValueError, RecursionError):
+            self.send(ProtocolError(ErrorCode.BAD_JSON, "the frame is not valid JSON").to_message())
+            return None
+        rid = request_id(message) if isinstance(message, dict) else None
+        try:
+            kind, fields = validate(message)
+            if kind == "auth":
+                raise ProtocolError(ErrorCode.BAD_MESSAGE, "already authenticated")
+        except ProtocolError as exc:
+            self.refuse(rid, exc)
+            return None
+        return Call(kind, fields, rid)
+
+    def _receive_auth(self, text: str) -> Authenticate | None:
+        self.check_time()
+        if self.state is not ConnectionState.CONNECTED:
+            return None
+        rid: Any = None
+        try:
+            message = json.loads(text)
+            rid = request_id(message) if isinstance(message, dict) else None
+            kind, fields = validate(message)
+        except (ValueError, RecursionError):
+            self._refuse_auth("", rid)
+            return None
+        except ProtocolError as exc:
+            self._refuse_auth(f" ({exc.message})", rid)
+            return None
+        if kind != "auth":
+            self._refuse_auth("", rid)
+            return None
+        version = fields.get("protocol", PROTOCOL_VERSION)
+        if version not in SUPPORTED_VERSIONS:
+            error = ProtocolError(
+                ErrorCode.UNSUPPORTED_VERSION,
+                f"protocol {version} is not supported; this server speaks {list(SUPPORTED_VERSIONS)}",
+            )
+            self.send(error.to_message(rid))
+            self.close(CloseCode.BAD_VERSION, "unsupported protocol version")
+            return None
+        return Authenticate(fields.get("token"), version, rid)
+
+    def _refuse_auth(self, detail: str, rid: Any) -> None:
+        error = ProtocolError(ErrorCode.NOT_AUTHENTICATED, "the first message must be auth" + detail)
+        self.send(error.to_message(rid))
+        self.close(CloseCode.AUTH, "not authenticated")
+
+    def _refuse_flood(self, text: str) -> None:
+        """Drop the frame unprocessed and say so: always for a request with an id (its
+        caller is waiting), otherwise at most ten times a second, so a flood is not amplified."""
+        rid = _cheap_request_id(text)
+        now = self.clock()
+        last = self._last_refusal_ms
+        if rid is None and last is not None and now - last < FLOOD_REFUSAL_GAP_MS:
+            return
+        self._last_refusal_ms = now
+        self.refuse(rid, ProtocolError(ErrorCode.RATE_LIMITED, "too many messages; slow down"))
+
+    # -- answers -------------------------------------------------------------------------
+
+    def authenticated(self, request: Authenticate, player: tuple[str, str] | None) -> None:
+        """The token named ``player`` (id, name), or no token was given (``None``: anonymous)."""
+        if self.state is not ConnectionState.CONNECTED:
+            return
+        if player is not None:
+            self.player_id, self.player_name = player
+        who = {"id": player[0], "name": player[1]} if player else None
+        self.state = ConnectionState.AUTHENTICATED
+        self.answer(request.request_id, {"type": "welcome", "protocol": request.version, "player": who})
+
+    def bad_token(self, request: Authenticate) -> None:
+        self.send(ProtocolError(ErrorCode.BAD_TOKEN, "unknown token").to_message(request.request_id))
+        self.close(CloseCode.AUTH, "bad token")
+
+    def answer(self, rid: Any, reply: dict[str, Any] | None) -> None:
+        if reply is None:
+            return
+        self.send(reply if rid is None else {**reply, "id": rid})
+
+    def refuse(self, rid: Any, error: ProtocolError) -> None:
+        self.send(error.to_message(rid))
+
+    # -- who and what ----------------------------------------------------------------------
+
+    def require_player(self) -> str:
+        if self.player_id is None:
+            raise ProtocolError(ErrorCode.FORBIDDEN, "anonymous connections may watch but not play")
+        return self.player_id
+
+    def follow(self, topic: str) -> bool:
+        """Count a watched topic against ``max_watches``; returns whether it is new."""
+        if topic in self.watches or topic in self.own_games:
+            return False
+        if len(self.watches) >= self.limits.max_watches:
+            raise ProtocolError(ErrorCode.RATE_LIMITED, "too many subscriptions on one connection")
+        self.watches.add(topic)
+        return True
+
+    def follow_own(self, topic: str) -> list[str]:
+        """Follow a game this connection started (not a watch); returns topics to let go.
+
+        Only the newest :data:`MAX_OWN_GAMES` are followed, so starting games
+        never runs into the watch limit and finished ones do not pile up.
+        """
+        self.watches.discard(topic)
+        self.own_games[topic] = None
+        self.own_games.move_to_end(topic)
+        dropped: list[str] = []
+        while len(self.own_games) > MAX_OWN_GAMES:
+            dropped.append(self.own_games.popitem(last=False)[0])
+        return dropped
+
+    def unfollow(self, topic: str) -> bool:
+        """Forget a topic; returns whether it was followed."""
+        known = topic in self.watches or topic in self.own_games
+        self.watches.discard(topic)
+        self.own_games.pop(topic, None)
+        return known
+
+    @property
+    def topics(self) -> list[str]:
+        return [*self.watches, *self.own_games]
+
+    def _hello(self) -> dict[str, Any]:
+        return {
+            "type": "hello",
+            "protocol": PROTOCOL_VERSION,
+            "versions": list(SUPPORTED_VERSIONS),
+            "server": f"solitaire-server {__version__}",
+            "limits": self.limits.as_json(),
+        }
+
+
+def _cheap_request_id(text: str) -> Any:
+    """The id of a dropped request, if it has a valid one (frames are small: parsing is cheap)."""
+    try:
+        message = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return request_id(message) if isinstance(message, dict) else None

@@ -1,0 +1,229 @@
+"""The WebSocket endpoint: plumbing between a socket and its sans-I/O :class:`Session`.
+
+Everything the protocol decides (auth, limits, validation, subscriptions'
+bookkeeping) is in :mod:`server.edge.session`; this module reads frames,
+feeds them in, runs the requests the session hands out (the handlers the app
+composed), and writes what comes back. Outgoing frames go through a small
+per-connection queue so that fan-out never blocks on a slow reader.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable
+
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
+
+from server.core.context import Handlers
+from server.core.hub import Hub, encode
+from server.core.services import Services
+from server.edge.protocol import REQUESTS
+from server.edge.session import Authenticate, Call, Session
+from server.errors import ProtocolError
+from server.storage import queries
+from server.vocabulary import CloseCode, ConnectionState, ErrorCode
+
+log = logging.getLogger(__name__)
+MAX_QUEUED_FRAMES = 256  # a watcher this far behind is disconnected
+BACKPRESSURE_FRAMES = 32  # a client this far behind on its own replies is not read from
+AUTH_POLL_S = 0.5  # the auth deadline is checked on the injected clock at least this often
+
+
+class Connection:
+    """One client connection: a session, its socket and its outgoing queue."""
+
+    def __init__(self, websocket: WebSocket, services: Services, handlers: Handlers) -> None:
+        self.ws = websocket
+        self.services = services
+        self.handlers = handlers
+        self.hub: Hub = services.hub
+        self.session = Session(services.settings.limits, services.clock)
+        self._outbox: deque[str] = deque()
+        self._sender: asyncio.Task[None] | None = None
+        self.closed = False
+
+    # -- what handlers see (server.core.context.Caller) -------------------------------
+
+    @property
+    def player_id(self) -> str | None:
+        return self.session.player_id
+
+    @property
+    def player_name(self) -> str:
+        return self.session.player_name or "?"
+
+    def require_player(self) -> str:
+        return self.session.require_player()
+
+    def follow(self, topic: str) -> None:
+        if self.session.follow(topic):
+            self.hub.subscribe(topic, self)
+
+    def follow_own(self, topic: str) -> None:
+        """Follow a game this connection started (see :meth:`Session.follow_own`)."""
+        for dropped in self.session.follow_own(topic):
+            self.hub.unsubscribe(dropped, self)
+        self.hub.subscribe(topic, self)
+
+    def unfollow(self, topic: str) -> None:
+        self.session.unfollow(topic)
+        self.hub.unsubscribe(topic, self)
+
+    def rename(self, name: str) -> None:
+        self.session.player_name = name
+
+    # -- outgoing ------------------------------------------------------------------------
+
+    def push(self, frame: str) -> None:
+        """Queue a frame; a reader that falls too far behind is dropped, not waited for."""
+        if self.closed:
+            return
+        if len(self._outbox) >= MAX_QUEUED_FRAMES:
+            self._outbox.clear()
+            self.closed = True
+            asyncio.get_running_loop().create_task(self._close(CloseCode.TOO_SLOW, "too slow"))
+            return
+        self._outbox.append(frame)
+        if self._sender is None:
+            self._sender = asyncio.get_running_loop().create_task(self._drain())
+
+    def _send_pending(self) -> None:
+        for frame in self.session.data_to_send():
+            self.push(frame)
+
+    async def _drain(self) -> None:
+        try:
+            while self._outbox and not self.closed:
+                await self.ws.send_text(self._outbox.popleft())
+        except Exception:  # the peer went away; the receive loop notices and cleans up
+            self.closed = True
+        finally:
+            self._sender = None
+
+    async def flush(self) -> None:
+        sender = self._sender
+        if sender is not None:
+            with contextlib.suppress(Exception):
+                await sender
+
+    async def _close(self, code: int, reason: str = "") -> None:
+        self.closed = True
+        with contextlib.suppress(Exception):
+            if self.ws.application_state == WebSocketState.CONNECTED:
+                await self.ws.close(code, reason)
+
+    async def goodbye(self, reason: str) -> None:
+        """Tell the client the server is going away, then close with 1001."""
+        if self.closed:
+            return
+        self.push(encode({"type": "bye", "reason": reason}))
+        await self.flush()
+        await self._close(CloseCode.GOING_AWAY, reason)
+
+    # -- the connection's life -----------------------------------------------------------
+
+    async def run(self) -> None:
+        await self.ws.accept()
+        if not self._origin_allowed():
+            await self._close(CloseCode.ORIGIN, "origin not allowed")
+            return
+        self.services.peers.add(self)
+        try:
+            self._send_pending()  # hello
+            while self.session.reading and not self.closed:
+                text = await self._receive_text()
+                if text is not None:
+                    await self._handle(text)
+                self._send_pending()
+                if len(self._outbox) > BACKPRESSURE_FRAMES:  # stop reading until the peer reads
+                    await self.flush()
+            if self.session.close_code is not None:
+                await self.flush()
+                await self._close(self.session.close_code, self.session.close_reason)
+        except WebSocketDisconnect:
+            pass
+        finally:
+            self.closed = True
+            self.session.closed()
+            self.services.peers.discard(self)
+            for topic in self.session.topics:
+                self.unfollow(topic)
+
+    def _origin_allowed(self) -> bool:
+        origin = self.ws.headers.get("origin")
+        if origin is None:  # not a browser: origins protect browsers, not programs
+            return True
+        allowed = self.services.settings.allowed_origins
+        if allowed:
+            return origin in allowed or "*" in allowed
+        host = self.ws.headers.get("host", "")
+        return origin in (f"http://{host}", f"https://{host}")
+
+    async def _receive_text(self) -> str | None:
+        """The next text frame; None when the auth deadline was checked instead."""
+        if self.session.state is not ConnectionState.CONNECTED:
+            return await self._receive()
+        remaining_s = (self.session.auth_deadline_ms - self.services.clock()) / 1000
+        try:
+            return await asyncio.wait_for(self._receive(), max(0.0, min(remaining_s, AUTH_POLL_S)))
+        except TimeoutError:
+            self.session.check_time()
+            return None
+
+    async def _receive(self) -> str:
+        message = await self.ws.receive()
+        if message["type"] == "websocket.disconnect":
+            raise WebSocketDisconnect(message.get("code", 1000))
+        text = message.get("text")
+        if text is None:
+            return "\x00binary"  # binary frames are refused as bad JSON
+        return str(text)
+
+    async def _handle(self, text: str) -> None:
+        request = self.session.receive(text)
+        if isinstance(request, Authenticate):
+            await self._authenticate(request)
+        elif isinstance(request, Call):
+            await self._call(request)
+
+    async def _authenticate(self, request: Authenticate) -> None:
+        if request.token is None:
+            self.session.authenticated(request, None)
+            return
+        async with self.services.sessions() as db:
+            player = await queries.player_by_token(db, request.token)
+        if player is None:
+            self.session.bad_token(request)
+        else:
+            self.session.authenticated(request, (player.id, player.name))
+
+    async def _call(self, call: Call) -> None:
+        try:
+            reply = await self.handlers[call.kind](self, call.fields)
+        except ProtocolError as exc:
+            self.session.refuse(call.request_id, exc)
+            return
+        except Exception:
+            log.exception("request %r failed", call.kind)
+            error = ProtocolError(ErrorCode.INTERNAL, "the server failed; nothing was changed")
+            self.session.refuse(call.request_id, error)
+            return
+        self.session.answer(call.request_id, reply)
+
+
+def endpoint(services: Services, handlers: Handlers) -> Callable[[WebSocket], Awaitable[None]]:
+    """The ``/ws`` endpoint serving the composed request handlers."""
+    missing = set(handlers) ^ set(REQUEST_KINDS)
+    if missing:
+        raise ValueError(f"request types without a handler, or handlers without a request: {missing}")
+
+    async def websocket_endpoint(websocket: WebSocket) -> None:
+        await Connection(websocket, services, handlers).run()
+
+    return websocket_endpoint
+
+
+REQUEST_KINDS = frozenset(kind for kind in REQUESTS if kind != "auth")

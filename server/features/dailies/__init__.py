@@ -1,0 +1,1 @@
+"""Daily challenges: one code per UTC day and variant family, and how games on codes start."""

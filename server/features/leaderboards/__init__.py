@@ -1,0 +1,1 @@
+"""Leaderboards keyed on game codes: counting results, reading boards, live pushes."""

@@ -1,0 +1,126 @@
+"""The ranking order of a code's leaderboard, pure: the sort key, ranks, cursors, entry shapes.
+
+Order: wins first; winners by fewer moves, then less time; everyone else by
+progress (more first), then fewer moves, then less time. Never by the
+displayed score, which Seahaven lets a player farm. The whole order is folded
+into one ascending BIGINT, ``sort_key``, so the top of a board is an index
+range and a rank is an index-only count (``server.storage.leaderboards``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Row
+
+from server.core.games import FINAL_RESULTS, LiveGame
+from server.errors import ProtocolError
+from server.vocabulary import ErrorCode
+
+# sort_key layout, most significant first (63 bits, always positive):
+# 1 bit "not won" | 6 bits 63 - progress | 20 bits moves | 36 bits elapsed ms.
+MOVES_CAP = (1 << 20) - 1  # a million moves: beyond it moves tie
+TIME_CAP = (1 << 36) - 1  # about 795 days of play time: beyond it time ties
+DEFAULT_LIMIT, MAX_LIMIT = 50, 100
+DEFAULT_RADIUS, MAX_RADIUS = 5, 25
+LEVELS = ((0, 56), (1, 36), (2, 16))  # (level, shift): won+progress; + moves; + time in 65.5 s steps
+
+
+def sort_key(won: bool, progress: int, moves: int, elapsed_ms: int) -> int:
+    """The one ascending number the whole ranking order is folded into."""
+    lost = 0 if won else 1
+    progress_part = 63 - max(0, min(progress, 63))
+    moves_part = max(0, min(moves, MOVES_CAP))
+    time_part = max(0, min(elapsed_ms, TIME_CAP))
+    return (lost << 62) | (progress_part << 56) | (moves_part << 36) | time_part
+
+
+def counts(live: LiveGame) -> bool:
+    """Whether a finished game enters its code's leaderboard (a daily: only the ranked attempt)."""
+    return live.ranked and live.result in FINAL_RESULTS
+
+
+def entry_values(live: LiveGame) -> dict[str, Any]:
+    """The leaderboard row a finished game would make."""
+    g = live.game
+    won = live.result == "won"
+    return {
+        "code": str(g.code),
+        "player_id": live.owner_id,
+        "game_id": live.id,
+        "won": won,
+        "progress": g.progress,
+        "moves": g.moves,
+        "elapsed_ms": live.elapsed_ms,
+        "score": g.score,
+        "undos": live.undos,
+        "result": live.result or "",
+        "finished_ms": live.finished_ms or 0,
+        "sort_key": sort_key(won, g.progress, g.moves, live.elapsed_ms),
+    }
+
+
+def bucket_deltas(changes: dict[int, int]) -> list[tuple[int, int, int]]:
+    """(level, bucket, delta) for every bucket an entry leaves or joins, sorted, zeros dropped."""
+    deltas: dict[tuple[int, int], int] = {}
+    for key, delta in changes.items():
+        for level, shift in LEVELS:
+            deltas[(level, key >> shift)] = deltas.get((level, key >> shift), 0) + delta
+    return sorted((level, bucket, d) for (level, bucket), d in deltas.items() if d)
+
+
+@dataclass
+class Window:
+    """Consecutive entries in ranking order, each with its rank."""
+
+    entries: list[dict[str, Any]]
+    next_cursor: str | None = None
+    me: dict[str, Any] | None = None
+
+
+def entry_json(row: Row[Any], rank: int) -> dict[str, Any]:
+    """One entry as the API shows it."""
+    return {
+        "rank": rank,
+        "player": {"id": row.player_id, "name": row.name},
+        "result": row.result,
+        "won": bool(row.won),
+        "progress": row.progress,
+        "score": row.score,
+        "moves": row.moves,
+        "elapsed_ms": row.elapsed_ms,
+        "undos": row.undos,
+        "finished_at": row.finished_ms,
+        "game_id": row.game_id,
+    }
+
+
+def ranks(keys: Sequence[int], offset: int, less_than_first: int) -> list[int]:
+    """Competition ranks ("1224") for a window starting at 0-based position ``offset``.
+
+    Entries tied with the first share its rank (1 + entries strictly better);
+    any later key's rank is the position of its first occurrence, since every
+    entry before that occurrence ranks strictly better.
+    """
+    out: list[int] = []
+    first_at: dict[int, int] = {}
+    for i, key in enumerate(keys):
+        if key == keys[0]:
+            out.append(less_than_first + 1)
+        else:
+            out.append(offset + first_at.setdefault(key, i) + 1)
+    return out
+
+
+def encode_cursor(row: Row[Any]) -> str:
+    return f"{row.sort_key}.{row.player_id}"
+
+
+def decode_cursor(text: str) -> tuple[int, str]:
+    """A cursor back into (sort_key, player_id); anything else is ``bad_message``."""
+    key, _, player_id = text.partition(".")
+    if not key.isdigit() or not player_id or len(text) > 64:
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, "cursor is not one this server gave", field="cursor")
+    return int(key), player_id

@@ -1,0 +1,96 @@
+"""Playing and watching over the WebSocket: new games, opening, watching, acting, resigning."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine import GameCode, random_code
+from engine.codes import VARIANTS
+from server.core import topics
+from server.core.context import Caller, Handlers, Starter
+from server.core.games import GameService, LiveGame
+from server.errors import ProtocolError, code_or_error
+from server.vocabulary import ErrorCode
+
+REPLIES = ("full", "brief")
+
+
+def code_from_fields(fields: dict[str, Any]) -> GameCode:
+    """A code from ``code``, or a random one from ``game`` and ``variant``."""
+    if "code" in fields:
+        return code_or_error(fields["code"])
+    game = str(fields.get("game", "")).upper()
+    if game not in VARIANTS:
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, "give a code, or a game (HH or SH)", field="game")
+    variant = str(fields.get("variant", VARIANTS[game][0])).upper()
+    if variant not in VARIANTS[game]:
+        allowed = ", ".join(VARIANTS[game])
+        raise ProtocolError(ErrorCode.BAD_CODE, f"variant must be one of {allowed}", part="variant")
+    return random_code(game, variant)
+
+
+def game_message(live: LiveGame, role: str) -> dict[str, Any]:
+    return {"type": "game", "game": live.info(), "state": live.state(), "role": role}
+
+
+class Play:
+    """The WebSocket requests of plain play; how a game starts is the ``starter``'s business."""
+
+    def __init__(self, games: GameService, starter: Starter) -> None:
+        self.games = games
+        self.starter = starter
+
+    def handlers(self) -> Handlers:
+        return {
+            "ping": self.ping,
+            "new_game": self.new_game,
+            "open_game": self.open_game,
+            "watch": self.watch,
+            "unwatch": self.unwatch,
+            "act": self.act,
+            "resign": self.resign,
+        }
+
+    async def ping(self, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "pong"}
+
+    async def new_game(self, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
+        player_id = caller.require_player()
+        if "daily" in fields:
+            live = await self.starter.start_daily(player_id, caller.player_name, fields["daily"])
+        else:
+            code = code_from_fields(fields)
+            live = await self.starter.start_on_code(player_id, caller.player_name, code)
+        caller.follow_own(topics.game(live.id))
+        return game_message(live, "owner")
+
+    async def open_game(self, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
+        live = await self.games.require(fields["game_id"])
+        owner = live.owner_id == caller.player_id
+        if owner:
+            caller.follow_own(topics.game(live.id))
+        else:
+            caller.follow(topics.game(live.id))
+        return game_message(live, "owner" if owner else "spectator")
+
+    async def watch(self, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
+        live = await self.games.require(fields["game_id"])
+        caller.follow(topics.game(live.id))
+        return game_message(live, "spectator")
+
+    async def unwatch(self, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
+        caller.unfollow(topics.game(fields["game_id"]))
+        return {"type": "unwatched", "game_id": fields["game_id"]}
+
+    async def act(self, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
+        player_id = caller.require_player()
+        reply = fields.get("reply", "full")
+        if reply not in REPLIES:
+            raise ProtocolError(ErrorCode.BAD_MESSAGE, "act.reply must be 'full' or 'brief'", field="reply")
+        game_id, seq, action = fields["game_id"], fields["seq"], fields["action"]
+        return await self.games.act(game_id, player_id, seq, action, caller, brief=reply == "brief")
+
+    async def resign(self, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
+        player_id = caller.require_player()
+        live = await self.games.end(fields["game_id"], player_id, "resigned", caller)
+        return game_message(live, "owner")

@@ -1,0 +1,122 @@
+"""Players and games over HTTP: create and rename players, list, show and log games."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute
+
+from server.core.context import Peers
+from server.core.games import LiveGame
+from server.core.services import Services
+from server.edge.http import int_param, json_body, player_from_header, route
+from server.errors import ProtocolError
+from server.storage import queries
+from server.vocabulary import ErrorCode
+
+MAX_NAME = 32
+
+
+def check_name(value: Any) -> str:
+    if not isinstance(value, str) or not 1 <= len(value.strip()) <= MAX_NAME:
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, f"name must be 1 to {MAX_NAME} characters", field="name")
+    if any(ord(ch) < 32 for ch in value):
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, "name must not hold control characters", field="name")
+    return value.strip()
+
+
+def final_summary(live: LiveGame) -> dict[str, Any]:
+    """What a verifier must reproduce from the code and the log."""
+    return {
+        "result": live.result,
+        "status": live.game.status,
+        "score": live.game.score,
+        "moves": live.game.moves,
+        "progress": live.game.progress,
+        "fingerprint": live.game.fingerprint(),
+    }
+
+
+def live_game_json(row: Any, name: str) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "code": row.code,
+        "owner": {"id": row.player_id, "name": name},
+        "status": row.status,
+        "progress": row.progress,
+        "moves": row.moves,
+        "score": row.score,
+        "last_action_at": row.last_action_ms,
+        "race_id": row.race_id,
+    }
+
+
+class Players:
+    """The HTTP routes for players and games."""
+
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        self.peers: Peers = services.peers
+
+    def routes(self) -> list[BaseRoute]:
+        return [
+            route("/api/players", self.create_player, methods=["POST"]),
+            route("/api/players/me", self.rename_me, methods=["PATCH"]),
+            route("/api/players/{player_id}", self.get_player),
+            route("/api/games", self.list_live_games),
+            route("/api/games/{game_id}", self.get_game),
+            route("/api/games/{game_id}/actions", self.game_actions),
+        ]
+
+    async def create_player(self, request: Request) -> Response:
+        body = await json_body(request)
+        name = check_name(body["name"]) if body.get("name") is not None else None
+        async with self.services.sessions() as session:
+            player, token = await queries.create_player(session, name, self.services.clock())
+        return JSONResponse({"id": player.id, "name": player.name, "token": token}, 201)
+
+    async def get_player(self, request: Request) -> Response:
+        async with self.services.sessions() as session:
+            player = await queries.player_by_id(session, request.path_params["player_id"])
+        if player is None:
+            raise ProtocolError(ErrorCode.NOT_FOUND, "no such player")
+        return JSONResponse({"id": player.id, "name": player.name, "created_at": player.created_ms})
+
+    async def rename_me(self, request: Request) -> Response:
+        player_id = await player_from_header(request, self.services.sessions)
+        name = check_name((await json_body(request)).get("name"))
+        async with self.services.sessions() as session:
+            await queries.rename_player(session, player_id, name)
+        self.peers.renamed(player_id, name)  # games started from now on carry the new name
+        return JSONResponse({"id": player_id, "name": name})
+
+    async def list_live_games(self, request: Request) -> Response:
+        """Games being played now, most recently active first: anyone may watch them."""
+        limit = int_param(request, "limit", 20, 1, 100)
+        async with self.services.sessions() as session:
+            rows = await queries.live_games(session, limit)
+        return JSONResponse({"games": [live_game_json(row, name) for row, name in rows]})
+
+    async def get_game(self, request: Request) -> Response:
+        """A game's info and public state: what any spectator sees."""
+        live = await self.services.games.require(request.path_params["game_id"])
+        return JSONResponse({"game": live.info(), "state": live.state()})
+
+    async def game_actions(self, request: Request) -> Response:
+        """A finished game's action log, for replay and verification by anyone."""
+        live = await self.services.games.require(request.path_params["game_id"])
+        if live.result is None:
+            raise ProtocolError(
+                ErrorCode.CONFLICT, "the game is not finished; its moves are public once it is"
+            )
+        async with self.services.sessions() as session:
+            rows = await queries.game_actions(session, live.id)
+        body = {
+            "game": live.info(),
+            "code": str(live.game.code),
+            "actions": [{"seq": r.seq, "action": r.action, "at": r.at_ms} for r in rows],
+            "final": final_summary(live),
+        }
+        return JSONResponse(body)

@@ -1,0 +1,38 @@
+"""``GET /api/games/{id}/verify``: replay a finished game from its code and log, compare with storage."""
+
+from __future__ import annotations
+
+import asyncio
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute
+
+from server.edge.http import route
+from server.errors import ProtocolError
+from server.features.replays.model import report
+from server.storage.replays import stored_game
+from server.vocabulary import ErrorCode
+
+
+class ReplaysApi:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+
+    def routes(self) -> list[BaseRoute]:
+        return [route("/api/games/{game_id}/verify", self.verify_game)]
+
+    async def verify_game(self, request: Request) -> Response:
+        """Replay a finished game from its code and log; compare with what the server stored."""
+        game_id = request.path_params["game_id"]
+        async with self.engine.connect() as conn:
+            found = await stored_game(conn, game_id)
+        if found is None:
+            raise ProtocolError(ErrorCode.NOT_FOUND, f"no game {game_id!r}")
+        row, actions, entry = found
+        if row.result is None:
+            raise ProtocolError(
+                ErrorCode.CONFLICT, "the game is not finished; its moves are public once it is"
+            )
+        return JSONResponse(await asyncio.to_thread(report, row, actions, entry))

@@ -1,0 +1,1 @@
+"""The solver on the server: winnable dailies, proven dead ends (``lost``), solutions after a game."""

@@ -1,0 +1,35 @@
+"""Solutions over HTTP (``GET /api/games/{id}/solution``) and the WebSocket (``solution``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute
+
+from server.core.context import Caller, Handlers
+from server.core.games import GameService
+from server.edge.http import route
+from server.features.solutions.service import Solutions
+
+
+class SolutionsApi:
+    def __init__(self, games: GameService, solutions: Solutions) -> None:
+        self.games = games
+        self.solutions = solutions
+
+    def routes(self) -> list[BaseRoute]:
+        return [route("/api/games/{game_id}/solution", self.get_solution)]
+
+    def handlers(self) -> Handlers:
+        return {"solution": self.solution}
+
+    async def get_solution(self, request: Request) -> Response:
+        """409 while the game is open."""
+        live = await self.games.require(request.path_params["game_id"])
+        return JSONResponse(await self.solutions.body(live))
+
+    async def solution(self, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
+        live = await self.games.require(fields["game_id"])
+        return {"type": "solution", **await self.solutions.body(live)}

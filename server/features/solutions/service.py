@@ -1,0 +1,152 @@
+"""Solutions after a game, and the background prover of dead ends (``lost``, Seahaven only).
+
+- **After a game**: :meth:`Solutions.body` answers whether the deal was
+  winnable, with a solution from the deal and each of its positions (drawn by
+  clients, decided by the engine); refused (``conflict``) while the game is
+  open (HH-25), and for a daily challenge until its day is over.
+- **Dead ends**: after every action, :class:`DeadEnds` checks the new
+  position in the background, off the action's path: one solve at a time,
+  :data:`LOST_BUDGET` nodes, at most :data:`DUTY` of the time, the latest
+  position per game only, verdicts cached by canonical position (an undo back
+  to a known position costs a lookup). A proof that no win remains is
+  recorded through :meth:`GameService.mark_lost` (the one writer of game
+  state): the status reads ``lost`` until the next action (undo stays
+  allowed) and subscribers get a ``status`` push. Heart to Heart never gets
+  ``lost``: HH-25 forbids telling the player during play whether the deal can
+  still be won (its stalemate, HH-21, is the rules' own).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Hashable
+from typing import Any
+
+from engine import Game
+from engine.replay import steps_json
+from engine.solver import position_key, solve_position
+from server.clock import Clock
+from server.core.games import GameService, LiveGame
+from server.errors import ProtocolError
+from server.features.dailies.model import day_of
+from server.features.solutions.model import (
+    LOST_BUDGET,
+    SOLUTION_BUDGET,
+    VERDICT_CACHE,
+    may_be_lost,
+    remember,
+    solve_deal,
+)
+from server.vocabulary import ErrorCode
+
+log = logging.getLogger(__name__)
+DUTY = 0.25  # the dead-end worker solves at most this share of the time (the GIL is shared)
+
+
+class Solutions:
+    """The after-game answer; shares one solver slot with the dead-end prover."""
+
+    def __init__(self, clock: Clock, gate: asyncio.Semaphore) -> None:
+        self.clock = clock
+        self.gate = gate
+
+    def check_over(self, live: LiveGame) -> None:
+        """HH-25: nothing while the game is open; a daily's solution waits for the day's end."""
+        if not live.finished:
+            raise ProtocolError(ErrorCode.CONFLICT, "the solution is shown once the game is over")
+        if live.daily_day is not None and live.daily_day >= day_of(self.clock()):
+            raise ProtocolError(
+                ErrorCode.CONFLICT, "a daily challenge's solution is shown after its day ends"
+            )
+
+    async def body(self, live: LiveGame) -> dict[str, Any]:
+        """Was the deal winnable, and how: a solution from the deal, with every position."""
+        self.check_over(live)
+        async with self.gate:  # one long solve at a time per server
+            answer = await solve_deal(live.game.code, SOLUTION_BUDGET)
+        actions = answer.actions
+        # The deal and each position of the solution, drawn by clients (engine.replay).
+        steps = None if actions is None else await asyncio.to_thread(steps_json, live.game.code, actions)
+        return {
+            "game_id": live.id,
+            "code": str(live.game.code),
+            "winnable": {"won": True, "impossible": False}.get(answer.result),
+            "result": answer.result,
+            "length": answer.length,
+            "actions": None if actions is None else [a.to_json() for a in actions],
+            "nodes": answer.nodes,
+            "budget": SOLUTION_BUDGET,
+            "steps": steps,
+        }
+
+
+class DeadEnds:
+    """Background prover of dead ends: see the module docstring for the rules it keeps."""
+
+    def __init__(self, games: GameService, gate: asyncio.Semaphore) -> None:
+        self.games = games
+        self.gate = gate  # shared with the solution answer: one solve at a time
+        self.pending: dict[str, tuple[LiveGame, int]] = {}
+        self.verdicts: OrderedDict[Hashable, str] = OrderedDict()
+        self.wake = asyncio.Event()
+        self.task: asyncio.Task[None] | None = None
+        self.checks = 0  # solves run (cache misses), for tests and logs
+
+    async def start(self) -> None:
+        self.games.listeners.append(self.on_change)
+        self.task = asyncio.create_task(self.run(), name="dead-ends")
+
+    async def stop(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.task
+
+    def on_change(self, live: LiveGame) -> None:
+        """A game listener: O(1), so the action's path stays as fast as before."""
+        if not live.finished and live.lost_seq != live.game.seq and may_be_lost(live.game):
+            self.pending[live.id] = (live, live.game.seq)
+            self.wake.set()
+
+    async def run(self) -> None:
+        while True:
+            await self.wake.wait()
+            self.wake.clear()
+            while self.pending:
+                game_id = next(iter(self.pending))
+                live, seq = self.pending.pop(game_id)
+                try:
+                    await self.check(live, seq)
+                except Exception:  # one bad check must not stop the worker
+                    log.exception("dead-end check of %s failed", game_id)
+
+    async def verdict(self, game: Game) -> str:
+        """The solver's answer for a position, cached by canonical position."""
+        key = position_key(game.code.game, game.state)
+        found = self.verdicts.get(key)
+        if found is not None:
+            self.verdicts.move_to_end(key)
+            return found
+        async with self.gate:
+            started = time.perf_counter()
+            answer = await asyncio.to_thread(solve_position, game.code.game, game.state, LOST_BUDGET)
+            spent = time.perf_counter() - started
+        self.checks += 1
+        remember(self.verdicts, key, answer.result, VERDICT_CACHE)
+        await asyncio.sleep(spent * (1 - DUTY) / DUTY)  # leave the loop the rest of the time
+        return answer.result
+
+    async def check(self, live: LiveGame, seq: int) -> None:
+        if not self._current(live, seq):
+            return
+        if await self.verdict(live.game) == "impossible":
+            await self.games.mark_lost(live.id, seq)
+
+    @staticmethod
+    def _current(live: LiveGame, seq: int) -> bool:
+        """Still the position that was queued, still open and playing."""
+        return not live.evicted and not live.finished and live.game.seq == seq and may_be_lost(live.game)

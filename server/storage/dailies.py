@@ -1,0 +1,85 @@
+"""Queries of the daily challenges: stored codes, attempts, and the day-end sweep."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from server.storage.dialect import upsert
+from server.storage.models import DailyChallenge, GameRow
+
+DAILY = DailyChallenge.__table__
+GAMES = GameRow.__table__
+
+
+async def code_used(conn: AsyncConnection, code: str) -> bool:
+    """Whether a code was an earlier day's, or somebody has played it."""
+    used = await conn.execute(select(DAILY.c.day).where(DAILY.c.code == code).limit(1))
+    if used.first() is not None:
+        return True
+    played = await conn.execute(select(GAMES.c.id).where(GAMES.c.code == code).limit(1))
+    return played.first() is not None
+
+
+async def stored_code(conn: AsyncConnection, day: str, family: str) -> str | None:
+    query = select(DAILY.c.code).where(DAILY.c.day == day, DAILY.c.family == family)
+    return (await conn.execute(query)).scalar_one_or_none()
+
+
+async def insert_if_absent(
+    conn: AsyncConnection, day: str, family: str, code: str, now: int, solution_length: int | None
+) -> None:
+    """INSERT … ON CONFLICT DO NOTHING on both backends: the first writer wins, nobody fails."""
+    values = {"day": day, "family": family, "code": code, "created_ms": now}
+    values["solution_length"] = solution_length
+    await conn.execute(upsert(conn, DAILY).values(**values).on_conflict_do_nothing())
+
+
+async def codes_of_day(conn: AsyncConnection, day: str) -> dict[str, str]:
+    rows = await conn.execute(select(DAILY.c.family, DAILY.c.code).where(DAILY.c.day == day))
+    return {row.family: row.code for row in rows}
+
+
+async def solution_lengths(conn: AsyncConnection, day: str) -> dict[str, int | None]:
+    query = select(DAILY.c.family, DAILY.c.solution_length).where(DAILY.c.day == day)
+    return {row.family: row.solution_length for row in await conn.execute(query)}
+
+
+async def day_of_code(conn: AsyncConnection, code: str) -> tuple[str, str] | None:
+    """(day, family) of the day a code was the daily challenge, or None."""
+    row = (await conn.execute(select(DAILY).where(DAILY.c.code == code))).first()
+    return None if row is None else (str(row.day), str(row.family))
+
+
+async def open_games_in(
+    conn: AsyncConnection, player_id: str, code: str, statuses: tuple[str, ...]
+) -> list[str]:
+    """The player's unfinished games on a code whose status is one of ``statuses``."""
+    query = select(GAMES.c.id).where(
+        GAMES.c.player_id == player_id,
+        GAMES.c.code == code,
+        GAMES.c.result.is_(None),
+        GAMES.c.status.in_(statuses),
+    )
+    return list((await conn.execute(query)).scalars())
+
+
+async def has_ranked(conn: AsyncConnection, player_id: str, code: str) -> bool:
+    query = select(GAMES.c.id).where(
+        GAMES.c.player_id == player_id,
+        GAMES.c.code == code,
+        GAMES.c.daily_day.is_not(None),
+        GAMES.c.ranked.is_(True),
+    )
+    return (await conn.execute(query.limit(1))).first() is not None
+
+
+async def open_ranked_before(conn: AsyncConnection, day: str) -> list[str]:
+    """Ranked daily attempts of days before ``day`` that are still open."""
+    query = select(GAMES.c.id).where(
+        GAMES.c.daily_day.is_not(None),
+        GAMES.c.ranked.is_(True),
+        GAMES.c.result.is_(None),
+        GAMES.c.daily_day < day,
+    )
+    return list((await conn.execute(query)).scalars())

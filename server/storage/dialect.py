@@ -1,0 +1,15 @@
+"""The one place that picks the SQL dialect for statements the two backends spell differently."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import FromClause
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+
+def upsert(conn: AsyncConnection, table: FromClause) -> Any:
+    """``INSERT`` with ``ON CONFLICT`` support for the connection's backend (SQLite or PostgreSQL)."""
+    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+    return dialect.insert(table)

@@ -1,0 +1,185 @@
+"""Queries of the leaderboards: recording results, bucket counts, pages and a player's window.
+
+``leaderboard_counts`` keeps, per code, how many entries fall in each bucket
+of the sort key at three levels (``LEVELS``), in the same transaction as the
+entry, so a rank is three small sums and one short index range.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import (
+    Row,
+    Select,
+    delete,
+    func,
+    insert,
+    literal,
+    literal_column,
+    select,
+    tuple_,
+    union_all,
+    update,
+)
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from server.features.leaderboards.model import (
+    LEVELS,
+    Window,
+    bucket_deltas,
+    decode_cursor,
+    encode_cursor,
+    entry_json,
+    ranks,
+)
+from server.storage.dialect import upsert
+from server.storage.models import LeaderboardCount, LeaderboardEntry, Player
+
+T = LeaderboardEntry.__table__
+C = LeaderboardCount.__table__
+P = Player.__table__
+# Columns a better attempt replaces (everything but the key columns).
+_UPDATABLE = [c.name for c in T.columns if c.name not in ("code", "player_id")]
+
+
+async def record(conn: AsyncConnection, values: dict[str, Any]) -> bool:
+    """Enter a finished game, or replace the player's entry only if this one ranks strictly better.
+
+    Keeps ``leaderboard_counts`` in step in the same transaction. The player's
+    row is read FOR UPDATE (PostgreSQL), so two instances finishing games of
+    one player at once cannot both count. Returns whether the board changed;
+    an equal result keeps the earlier entry.
+    """
+    code, player_id, new = values["code"], values["player_id"], values["sort_key"]
+    mine = (T.c.code == code) & (T.c.player_id == player_id)
+    for _ in range(3):  # at most: absent, inserted meanwhile by another instance, present
+        old = (await conn.execute(select(T.c.sort_key).where(mine).with_for_update())).scalar()
+        if old is None:
+            statement = upsert(conn, T).values(**values).on_conflict_do_nothing().returning(T.c.game_id)
+            if (await conn.execute(statement)).first() is None:
+                continue  # another transaction inserted it first: compare with theirs
+            await adjust(conn, code, {new: 1})
+            return True
+        if old <= new:
+            return False
+        await conn.execute(update(LeaderboardEntry).where(mine).values({k: values[k] for k in _UPDATABLE}))
+        await adjust(conn, code, {old: -1, new: 1})
+        return True
+    return False
+
+
+async def adjust(conn: AsyncConnection, code: str, changes: dict[int, int]) -> None:
+    """Move counts between buckets, always in the same order (no lock-order deadlocks)."""
+    for level, bucket, delta in bucket_deltas(changes):
+        stmt = upsert(conn, C).values(code=code, level=level, bucket=bucket, entries=delta)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["code", "level", "bucket"], set_={"entries": C.c.entries + stmt.excluded.entries}
+        )
+        await conn.execute(stmt)
+
+
+async def rebuild_counts(conn: AsyncConnection) -> None:
+    """Recount every bucket from the entries (after a bulk load; migration 0003 does the same)."""
+    await conn.execute(delete(LeaderboardCount))
+    for level, shift in LEVELS:
+        bucket = T.c.sort_key.op(">>")(literal_column(str(shift)))  # inline: grouped on
+        rows = select(T.c.code, literal_column(str(level)), bucket, func.count()).group_by(T.c.code, bucket)
+        await conn.execute(insert(LeaderboardCount).from_select(["code", "level", "bucket", "entries"], rows))
+
+
+def _entries() -> Select[Any]:
+    return select(T, P.c.name).join(P, P.c.id == T.c.player_id)
+
+
+def better_parts(code: str, key: int) -> list[Any]:
+    """Scalar subqueries whose sum counts the entries ranked strictly better than ``key``.
+
+    Three bucket sums (a few hundred rows at most) and one count of the
+    entries inside the key's own smallest bucket (65.5 s of play time).
+    """
+    b0, b1, b2 = (key >> shift for _, shift in LEVELS)
+
+    def total(level: int, low: int | None, high: int) -> Any:
+        where = [C.c.code == code, C.c.level == level, C.c.bucket < high]
+        if low is not None:
+            where.append(C.c.bucket >= low)
+        return select(func.coalesce(func.sum(C.c.entries), 0)).where(*where).scalar_subquery()
+
+    inside = select(func.count()).where(T.c.code == code, T.c.sort_key >= b2 << 16, T.c.sort_key < key)
+    return [total(0, None, b0), total(1, b0 << 20, b1), total(2, b1 << 20, b2), inside.scalar_subquery()]
+
+
+def ties_part(code: str, key: int, player_id: str) -> Any:
+    """Entries with the same key listed before this one (a short index range)."""
+    query = select(func.count()).where(T.c.code == code, T.c.sort_key == key, T.c.player_id < player_id)
+    return query.scalar_subquery()
+
+
+async def count_better(conn: AsyncConnection, code: str, key: int) -> int:
+    return sum(int(part) for part in (await conn.execute(select(*better_parts(code, key)))).one())
+
+
+async def position(conn: AsyncConnection, code: str, key: int, player_id: str) -> tuple[int, int]:
+    """(entries listed before this one, entries ranked strictly better): one round trip."""
+    parts = (await conn.execute(select(ties_part(code, key, player_id), *better_parts(code, key)))).one()
+    better = sum(int(part) for part in parts[1:])
+    return better + int(parts[0]), better
+
+
+async def top(conn: AsyncConnection, code: str, limit: int, cursor: str | None = None) -> Window:
+    """A page of the board in ranking order, after ``cursor`` (keyset paging: stable)."""
+    query = _entries().where(T.c.code == code)
+    if cursor is not None:
+        key, player_id = decode_cursor(cursor)
+        query = query.where(tuple_(T.c.sort_key, T.c.player_id) > tuple_(key, player_id))
+    query = query.order_by(T.c.sort_key, T.c.player_id).limit(limit + 1)
+    rows = list((await conn.execute(query)).all())
+    more, rows = len(rows) > limit, rows[:limit]
+    if not rows:
+        return Window([])
+    offset, less = 0, 0
+    if cursor is not None:
+        offset, less = await position(conn, code, rows[0].sort_key, rows[0].player_id)
+    entries = _ranked(rows, offset, less)
+    return Window(entries, encode_cursor(rows[-1]) if more else None)
+
+
+def _ranked(rows: Sequence[Row[Any]], offset: int, less: int) -> list[dict[str, Any]]:
+    numbers = ranks([r.sort_key for r in rows], offset, less)
+    return [entry_json(r, n) for r, n in zip(rows, numbers, strict=True)]
+
+
+def _branch(kind: str, query: Select[Any]) -> Select[Any]:
+    inner = query.subquery()
+    return select(literal_column(f"'{kind}'").label("part"), *inner.c)
+
+
+async def around(conn: AsyncConnection, code: str, player_id: str, radius: int) -> Window | None:
+    """A player's entry with up to ``radius`` entries either side, all ranked; None if absent.
+
+    Two round trips: the window (one UNION ALL keyed on the player's own row),
+    then every count the ranks need.
+    """
+    board = _entries().where(T.c.code == code)
+    key = select(T.c.sort_key).where(T.c.code == code, T.c.player_id == player_id).scalar_subquery()
+    mine, here = tuple_(T.c.sort_key, T.c.player_id), tuple_(key, literal(player_id))
+    above = board.where(mine < here).order_by(T.c.sort_key.desc(), T.c.player_id.desc()).limit(radius)
+    below = board.where(mine > here).order_by(T.c.sort_key, T.c.player_id).limit(radius)
+    me_q = board.where(T.c.player_id == player_id)
+    rows = (await conn.execute(union_all(_branch("m", me_q), _branch("a", above), _branch("b", below)))).all()
+    me = next((r for r in rows if r.part == "m"), None)
+    if me is None:
+        return None
+    up = sorted((r for r in rows if r.part == "a"), key=lambda r: (r.sort_key, r.player_id))
+    down = sorted((r for r in rows if r.part == "b"), key=lambda r: (r.sort_key, r.player_id))
+    window = [*up, me, *down]
+    first = window[0]
+    counts = select(ties_part(code, me.sort_key, player_id), *better_parts(code, me.sort_key))
+    counts = counts.add_columns(*better_parts(code, first.sort_key))
+    parts = [int(p) for p in (await conn.execute(counts)).one()]
+    better_me, better_first = sum(parts[1:5]), sum(parts[5:9])
+    start = better_me + parts[0] - len(up)
+    entries = _ranked(window, start, better_first)
+    return Window(entries, me=entries[len(up)])
