@@ -25,6 +25,7 @@ from client.http import HttpApi
 from client.models import GameState
 from client.render import Style, clock, render
 from client.verify import describe, verify_game
+from engine.vocabulary import Status
 
 Command = Callable[["Cli"], Coroutine[Any, Any, int]]
 COMMANDS: dict[str, Command] = {}
@@ -210,7 +211,7 @@ async def run_command(cli: Cli, game: GameHandle, parsed: Any) -> None:
         cli.say(f"refused: {exc.message} ({exc.rule})")
         return
     show(cli, game.state)
-    if game.state.status in ("stalemate", "stuck"):
+    if game.state.status in (Status.STALEMATE, Status.STUCK):
         cli.say("No more possible moves: u to undo, r to resign, q to leave the game open")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from client.models import GameState
+from server.vocabulary import ErrorCode
 
 
 class SolitaireError(Exception):
@@ -81,21 +82,21 @@ class ConnectionLostError(SolitaireError):
 
 
 ERRORS: dict[str, type[SolitaireError]] = {
-    "bad_json": RequestError,
-    "unknown_type": RequestError,
-    "bad_message": RequestError,
-    "not_authenticated": AuthError,
-    "bad_token": AuthError,
-    "unsupported_version": AuthError,
-    "bad_code": BadCodeError,
-    "not_found": NotFoundError,
-    "forbidden": ForbiddenError,
-    "illegal_action": IllegalActionError,
-    "stale": StaleError,
-    "game_over": GameOverError,
-    "conflict": ConflictError,
-    "rate_limited": RateLimitedError,
-    "internal": ServerError,
+    ErrorCode.BAD_JSON: RequestError,
+    ErrorCode.UNKNOWN_TYPE: RequestError,
+    ErrorCode.BAD_MESSAGE: RequestError,
+    ErrorCode.NOT_AUTHENTICATED: AuthError,
+    ErrorCode.BAD_TOKEN: AuthError,
+    ErrorCode.UNSUPPORTED_VERSION: AuthError,
+    ErrorCode.BAD_CODE: BadCodeError,
+    ErrorCode.NOT_FOUND: NotFoundError,
+    ErrorCode.FORBIDDEN: ForbiddenError,
+    ErrorCode.ILLEGAL_ACTION: IllegalActionError,
+    ErrorCode.STALE: StaleError,
+    ErrorCode.GAME_OVER: GameOverError,
+    ErrorCode.CONFLICT: ConflictError,
+    ErrorCode.RATE_LIMITED: RateLimitedError,
+    ErrorCode.INTERNAL: ServerError,
 }
 
 

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 from client.errors import StaleError
 from client.models import GameInfo, GameState, Result
 from engine import Action
+from engine.vocabulary import FINAL_RESULTS
 
 if TYPE_CHECKING:
     from client.core import SolitaireClient
 
-FINAL_STATUSES = ("won", "resigned", "expired")
 ActionLike = Action | dict[str, Any] | str
 
 
@@ -62,7 +62,7 @@ class GameHandle:
     @property
     def finished(self) -> bool:
         """Won, resigned or expired: nothing more can happen in it."""
-        return self.info.result is not None or self.state.status in FINAL_STATUSES
+        return self.info.result is not None or self.state.status in FINAL_RESULTS
 
     # -- actions -----------------------------------------------------------------
 

@@ -1,28 +1,45 @@
 """The one interface every game implements, so nothing above the engine is game-specific.
 
-A game module exposes a :class:`Rules` object. States are immutable: ``apply``
-returns a new state (or raises :class:`IllegalAction`, which changes nothing
-because nothing was mutated). Score, move counter and undo history live in
-:class:`engine.game.Game`, one level up, identically for every game.
+A game module exposes a :class:`Rules` object, generic over its state type
+(``Rules[HeartState]``, ``Rules[State]``). States are immutable: ``apply``
+returns a :class:`Step` holding a new state (or raises :class:`IllegalAction`,
+which changes nothing because nothing was mutated). Score, move counter and
+undo history live in :class:`engine.game.Game`, one level up, identically for
+every game.
+
+The words are :mod:`engine.vocabulary`'s ``StrEnum`` members, equal to their
+wire strings: ``status`` returns a :class:`~engine.vocabulary.Status`,
+``IllegalAction.code`` is a :class:`~engine.vocabulary.Refusal`, and the keys
+of :data:`ACTION_FIELDS` are :class:`~engine.vocabulary.ActionKind` members.
+``Action.kind`` stays a plain ``str`` type (an action parsed from JSON keeps
+the string it was given); it always equals one of the ``ActionKind`` values,
+so ``Action.to_json`` and ``Action.to_text`` are unchanged on the wire.
+
+A won game is final in the rules too: ``legal_actions`` of a won state is
+empty, ``apply`` refuses with ``game_over`` and ``hints`` offer nothing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from engine.codes import GameCode
+from engine.vocabulary import ActionKind, Refusal, Status
+
+S = TypeVar("S")  # a game's state type: HeartState, seahaven.State
 
 # Action kinds and the JSON field each positional part maps to. Rules as data:
 # one table drives JSON parsing, JSON output and the text form.
+# Keys are ActionKind members (equal to, and hashing like, their strings).
 ACTION_FIELDS: dict[str, tuple[str, ...]] = {
-    "touch": ("at",),  # Heart to Heart touch model: "heart:N", "stock", "waste"
-    "pair": ("a", "b"),  # Heart to Heart explicit pair: two of "heart:N" / "waste"
-    "draw": (),  # Heart to Heart: draw from the stock, or redeal when it is empty
-    "tap": ("at",),  # Seahaven single tap: "col:N" or "cell:N" -> its foundation
-    "double_tap": ("at", "count"),  # Seahaven double tap on the card heading `count` top cards
-    "move": ("from", "to", "count"),  # Seahaven explicit move of `count` cards
-    "undo": (),  # both games
+    ActionKind.TOUCH: ("at",),  # Heart to Heart touch model: "heart:N", "stock", "waste"
+    ActionKind.PAIR: ("a", "b"),  # Heart to Heart explicit pair: two of "heart:N" / "waste"
+    ActionKind.DRAW: (),  # Heart to Heart: draw from the stock, or redeal when it is empty
+    ActionKind.TAP: ("at",),  # Seahaven single tap: "col:N" or "cell:N" -> its foundation
+    ActionKind.DOUBLE_TAP: ("at", "count"),  # Seahaven double tap on the card heading `count` top cards
+    ActionKind.MOVE: ("from", "to", "count"),  # Seahaven explicit move of `count` cards
+    ActionKind.UNDO: (),  # both games
 }
 INT_FIELDS = frozenset({"count"})
 OPTIONAL_FIELDS = frozenset({"count"})  # defaults to 1
@@ -34,7 +51,12 @@ class ActionFormatError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Action:
-    """One player action. ``args`` follow ``ACTION_FIELDS[kind]`` in order."""
+    """One player action. ``args`` follow ``ACTION_FIELDS[kind]`` in order.
+
+    ``kind`` is one of the :class:`~engine.vocabulary.ActionKind` values: the
+    engine builds actions with the members, ``from_json`` keeps the string it
+    was given; both compare, hash and serialize the same.
+    """
 
     kind: str
     args: tuple[str | int, ...] = ()
@@ -94,19 +116,23 @@ def _check_field(name: str, value: Any) -> str | int:
 
 
 class IllegalAction(Exception):
-    """The rules refuse an action. ``code`` is stable for clients; ``reason`` is for people."""
+    """The rules refuse an action. ``code`` is stable for clients; ``reason`` is for people.
 
-    def __init__(self, code: str, reason: str) -> None:
+    ``code`` is a :class:`~engine.vocabulary.Refusal` member, so it equals its
+    string (``exc.code == "game_over"``) and serializes as it.
+    """
+
+    def __init__(self, code: Refusal, reason: str) -> None:
         super().__init__(reason)
         self.code = code
         self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
-class Step:
+class Step(Generic[S]):
     """What one accepted action did, as the rules see it."""
 
-    state: Any
+    state: S
     points: int = 0
     is_move: bool = True  # counts on the move counter and can be undone
     events: tuple[dict[str, Any], ...] = ()
@@ -114,41 +140,41 @@ class Step:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-class Rules(Protocol):
-    """What a game module provides. See the package docstring for adding a game."""
+class Rules(Protocol[S]):
+    """What a game module provides, for its state type ``S``. See the package docstring for adding a game."""
 
     game: str  # "HH" or "SH": the first two letters of its codes
-    statuses: tuple[str, ...]  # every status `status` may return
+    statuses: tuple[Status, ...]  # every status `status` may return
     progress_total: int  # the value of `progress` for a won game
 
-    def deal(self, code: GameCode) -> Any:
+    def deal(self, code: GameCode) -> S:
         """The starting state for a code (see ``deal.md``)."""
 
-    def apply(self, state: Any, action: Action) -> Step:
-        """Apply a non-undo action or raise IllegalAction."""
+    def apply(self, state: S, action: Action) -> Step[S]:
+        """Apply a non-undo action or raise IllegalAction (``game_over`` once won)."""
 
-    def legal_actions(self, state: Any) -> list[Action]:
-        """Every explicit action (pair / draw / move) the rules accept now."""
+    def legal_actions(self, state: S) -> list[Action]:
+        """Every explicit action (pair / draw / move) the rules accept now; none once won."""
 
-    def status(self, state: Any) -> str:
-        """``playing``, ``won``, or the game's own no-progress status."""
+    def status(self, state: S) -> Status:
+        """``playing``, ``won``, or the game's own no-progress status (one of ``statuses``)."""
 
-    def progress(self, state: Any) -> int:
+    def progress(self, state: S) -> int:
         """Cards cleared (HH: heart cards removed; SH: cards on foundations)."""
 
-    def clear_selection(self, state: Any) -> Any:
+    def clear_selection(self, state: S) -> S:
         """The same state without a touch selection (undo clears it)."""
 
-    def view(self, state: Any) -> dict[str, Any]:
+    def view(self, state: S) -> dict[str, Any]:
         """JSON-ready public board: never anything the rules hide."""
 
-    def hints(self, state: Any) -> dict[str, Any]:
-        """Placement-help data for the current state (HH-18, SH taps)."""
+    def hints(self, state: S) -> dict[str, Any]:
+        """Placement-help data for the current state (HH-18; SH taps, moves and targets); empty once won."""
 
-    def snapshot(self, state: Any) -> dict[str, Any]:
+    def snapshot(self, state: S) -> dict[str, Any]:
         """JSON-ready complete state (hidden cards included) for fingerprints."""
 
-    def snapshot_json(self, state: Any) -> str:
+    def snapshot_json(self, state: S) -> str:
         """``snapshot`` as canonical JSON (sorted keys, no spaces), built directly.
 
         It is on every action's path (the fingerprint), so it is written out by

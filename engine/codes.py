@@ -1,4 +1,4 @@
-"""Game codes and deals, exactly as ``shared/spec/deal.md`` (version 1) says.
+"""Game codes and deals, exactly as ``docs/rules/deal.md`` (version 1) says.
 
 A code names one deal on every server and in every client language, so this
 module is deliberately tiny and literal: SplitMix64, a Fisher-Yates shuffle

@@ -2,6 +2,11 @@
 
 This layer is the same for every game, which is why undo (HH-22, SH-18),
 scoring take-back (SH-21) and replay live here rather than in the rules.
+
+:class:`Game` is not generic over the state type: its rules object is chosen
+at run time from the code's prefix (``registry.rules_for``), so the state is
+typed ``Any`` here and precisely inside each rules module (``Rules[S]``). See
+:data:`engine.registry.AnyRules` for why that is the one boundary.
 """
 
 from __future__ import annotations
@@ -10,12 +15,13 @@ import hashlib
 from dataclasses import dataclass, replace
 from typing import Any
 
-from engine.api import Action, IllegalAction, Rules
+from engine.api import Action, IllegalAction
 from engine.codes import GameCode, parse_code
-from engine.registry import rules_for
+from engine.registry import AnyRules, rules_for
+from engine.vocabulary import ActionKind, Refusal, Status
 
 UNDO_LIMIT = 100
-UNDO = Action("undo")
+UNDO = Action(ActionKind.UNDO)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +41,7 @@ class Game:
     """An immutable game. ``apply`` returns an :class:`Outcome` holding the next Game."""
 
     code: GameCode
-    rules: Rules
+    rules: AnyRules  # the rules of ``code.game``; ``state`` is that rules object's state type
     state: Any
     score: int = 0
     moves: int = 0
@@ -57,7 +63,7 @@ class Game:
         return game
 
     @property
-    def status(self) -> str:
+    def status(self) -> Status:
         return self.rules.status(self.state)
 
     @property
@@ -70,9 +76,9 @@ class Game:
 
     def apply(self, action: Action) -> Outcome:
         """Apply one action or raise IllegalAction; this Game is never changed."""
-        if self.status == "won":
-            raise IllegalAction("game_over", "The game is won")
-        if action.kind == "undo":
+        if self.status == Status.WON:
+            raise IllegalAction(Refusal.GAME_OVER, "The game is won")
+        if action.kind == ActionKind.UNDO:
             return self._undo()
         step = self.rules.apply(self.state, action)
         if not step.is_move:
@@ -91,7 +97,7 @@ class Game:
 
     def _undo(self) -> Outcome:
         if not self.history:
-            raise IllegalAction("nothing_to_undo", "There is nothing to undo")
+            raise IllegalAction(Refusal.NOTHING_TO_UNDO, "There is nothing to undo")
         state, score = self.history[-1]
         nxt = replace(
             self,
@@ -107,10 +113,14 @@ class Game:
 
     def legal_actions(self) -> list[Action]:
         """Explicit legal actions now, undo included when there is history."""
-        if self.status == "won":
+        if self.status == Status.WON:
             return []
         actions = self.rules.legal_actions(self.state)
         return [*actions, UNDO] if self.history else actions
+
+    def hints(self) -> dict[str, Any]:
+        """The rules' placement help for the current state (empty lists once won)."""
+        return self.rules.hints(self.state)
 
     def fingerprint(self) -> str:
         """First 16 hex digits of SHA-256 over the canonical JSON of the whole state."""
@@ -135,6 +145,6 @@ class Game:
             "progress": self.progress,
             "progress_total": self.rules.progress_total,
             "board": self.rules.view(self.state),
-            "hints": self.rules.hints(self.state),
+            "hints": self.hints(),
             "fingerprint": fingerprint or self.fingerprint(),
         }

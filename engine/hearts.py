@@ -1,4 +1,4 @@
-"""Heart to Heart: the rules of ``shared/spec/rules-heart-to-heart.md`` (HH-1 .. HH-25).
+"""Heart to Heart: the rules of ``docs/rules/heart-to-heart.md`` (HH-1 .. HH-25).
 
 The state is a frozen :class:`HeartState`; :data:`RULES` is the module's
 :class:`~engine.api.Rules` object. Score, move counter and undo live in
@@ -20,11 +20,14 @@ Actions (``engine.api.ACTION_FIELDS``):
 - ``draw`` -- draw the stock's top card onto the waste, or redeal when the
   stock is empty.
 
-Refusals (:class:`~engine.api.IllegalAction` codes; a refusal changes nothing):
+Refusals (:class:`~engine.api.IllegalAction` codes, members of
+:class:`~engine.vocabulary.Refusal`; a refusal changes nothing):
 
 ====================== ==================================================
 code                   when
 ====================== ==================================================
+``game_over``          the position is won (HH-20): a win is final, so even
+                       a draw from a stock that still holds cards is refused
 ``unsupported_action`` an action kind Heart to Heart does not have
 ``bad_location``       not ``heart:1``..``heart:25`` / ``waste`` / ``stock``
                        (``stock`` is also refused as half of a pair)
@@ -35,6 +38,12 @@ code                   when
 ``rank_mismatch``      "Must be the same rank": explicit pair of two ranks
 ``nothing_to_draw``    stock and waste are both empty (a stock touch or draw)
 ====================== ==================================================
+
+``engine.game.Game`` adds ``nothing_to_undo``.
+
+Statuses (:class:`~engine.vocabulary.Status`): ``playing``, ``won`` (HH-20)
+and ``stalemate`` (HH-21, still undoable). Once won, ``legal_actions`` is
+empty and ``hints`` offer nothing.
 
 Events (``Step.events``; small JSON-ready dicts):
 
@@ -62,6 +71,7 @@ from typing import Any, cast
 
 from engine.api import Action, IllegalAction, Rules, Step, json_cards, json_strings
 from engine.codes import GameCode, shuffled_deck
+from engine.vocabulary import ActionKind, Refusal, Status
 
 HEART_SIZE = 25
 HEART_PAIR_POINTS = 20  # HH-19: 10 for each heart card
@@ -112,7 +122,7 @@ class HeartState:
     selection: str | None = None
     removed: tuple[str, ...] = ()
     free: tuple[int, ...] = ()
-    status: str = "playing"
+    status: Status = Status.PLAYING
 
 
 def free_indexes(heart: tuple[str | None, ...]) -> tuple[int, ...]:
@@ -127,20 +137,20 @@ def compute_status(
     free: tuple[int, ...],
     stock: tuple[str, ...],
     waste: tuple[str, ...],
-) -> str:
+) -> Status:
     """``won`` (HH-20), ``stalemate`` (HH-21) or ``playing``.
 
     Stalemate counts a partner anywhere in the stock or waste, not only the
     waste top: drawing can still bring it up.
     """
     if heart.count(None) == HEART_SIZE:
-        return "won"
+        return Status.WON
     ranks = [cast(str, heart[i])[0] for i in free]
     if len(set(ranks)) < len(ranks):
-        return "playing"
+        return Status.PLAYING
     pile = {card[0] for card in stock}
     pile.update(card[0] for card in waste)
-    return "playing" if any(r in pile for r in ranks) else "stalemate"
+    return Status.PLAYING if any(r in pile for r in ranks) else Status.STALEMATE
 
 
 def make_state(
@@ -168,7 +178,7 @@ class HeartRules:
     """The :class:`~engine.api.Rules` of Heart to Heart."""
 
     game = "HH"
-    statuses: tuple[str, ...] = ("playing", "won", "stalemate")
+    statuses: tuple[Status, ...] = (Status.PLAYING, Status.WON, Status.STALEMATE)
     progress_total = HEART_SIZE
 
     # -- dealing -----------------------------------------------------------
@@ -180,19 +190,27 @@ class HeartRules:
 
     # -- actions -----------------------------------------------------------
 
-    def apply(self, state: HeartState, action: Action) -> Step:
-        """Apply a touch, pair or draw; raise IllegalAction and change nothing otherwise."""
+    def apply(self, state: HeartState, action: Action) -> Step[HeartState]:
+        """Apply a touch, pair or draw; raise IllegalAction and change nothing otherwise.
+
+        A win is final (HH-20): a won position refuses everything, even a draw
+        from a stock that still holds cards.
+        """
+        if state.status == Status.WON:
+            raise IllegalAction(Refusal.GAME_OVER, "The game is won")
         kind = action.kind
-        if kind == "touch":
+        if kind == ActionKind.TOUCH:
             return _touch(state, action.args[0])
-        if kind == "pair":
+        if kind == ActionKind.PAIR:
             return _explicit_pair(state, action.args[0], action.args[1])
-        if kind == "draw":
+        if kind == ActionKind.DRAW:
             return _draw(state)
-        raise IllegalAction("unsupported_action", f"Heart to Heart has no {kind!r} action")
+        raise IllegalAction(Refusal.UNSUPPORTED_ACTION, f"Heart to Heart has no {kind!r} action")
 
     def legal_actions(self, state: HeartState) -> list[Action]:
-        """Every explicit pair (each unordered pair once, heart first) and draw."""
+        """Every explicit pair (each unordered pair once, heart first) and draw; none once won."""
+        if state.status == Status.WON:
+            return []
         by_rank: dict[str, list[int]] = {}
         for i, card in _free_cards(state):
             by_rank.setdefault(card[0], []).append(i)
@@ -200,17 +218,17 @@ class HeartRules:
         for group in by_rank.values():
             for n, i in enumerate(group):
                 for j in group[n + 1 :]:
-                    actions.append(Action("pair", (HEART_LOCATIONS[i], HEART_LOCATIONS[j])))
+                    actions.append(Action(ActionKind.PAIR, (HEART_LOCATIONS[i], HEART_LOCATIONS[j])))
         if state.waste:
             for i in by_rank.get(state.waste[-1][0], ()):
-                actions.append(Action("pair", (HEART_LOCATIONS[i], WASTE)))
+                actions.append(Action(ActionKind.PAIR, (HEART_LOCATIONS[i], WASTE)))
         if state.stock or state.waste:
-            actions.append(Action("draw"))
+            actions.append(Action(ActionKind.DRAW))
         return actions
 
     # -- queries -----------------------------------------------------------
 
-    def status(self, state: HeartState) -> str:
+    def status(self, state: HeartState) -> Status:
         return state.status
 
     def progress(self, state: HeartState) -> int:
@@ -243,8 +261,11 @@ class HeartRules:
         ``matches``: while something is selected, the free heart cards and the
         waste top of its rank (the selection itself excluded). ``dimmed``: every
         other heart card and the waste top; the stock is a pile to draw from,
-        not a card to pair, so it is never dimmed.
+        not a card to pair, so it is never dimmed. A won position (HH-20) offers
+        nothing: all three are empty.
         """
+        if state.status == Status.WON:
+            return {"framed": [], "matches": [], "dimmed": []}
         waste = state.waste
         free_cards = _free_cards(state)
         counts: dict[str, int] = {}
@@ -321,20 +342,20 @@ def _locate(state: HeartState, loc: Any) -> str:
     if index is not None:
         card = state.heart[index]
         if card is None:
-            raise IllegalAction("empty_position", f"There is no card at {loc} any more")
+            raise IllegalAction(Refusal.EMPTY_POSITION, f"There is no card at {loc} any more")
         if index not in state.free:
-            raise IllegalAction("not_free", "That card is covered")
+            raise IllegalAction(Refusal.NOT_FREE, "That card is covered")
         return card
     if loc == WASTE:
         if not state.waste:
-            raise IllegalAction("waste_empty", "The waste is empty")
+            raise IllegalAction(Refusal.WASTE_EMPTY, "The waste is empty")
         return state.waste[-1]
     if loc == STOCK:
-        raise IllegalAction("bad_location", "The stock is drawn from, not paired")
-    raise IllegalAction("bad_location", f"Unknown location {loc!r}: use heart:1..25, waste, stock")
+        raise IllegalAction(Refusal.BAD_LOCATION, "The stock is drawn from, not paired")
+    raise IllegalAction(Refusal.BAD_LOCATION, f"Unknown location {loc!r}: use heart:1..25, waste, stock")
 
 
-def _touch(state: HeartState, loc: Any) -> Step:
+def _touch(state: HeartState, loc: Any) -> Step[HeartState]:
     """HH-13..HH-16 (and HH-10/11 for the stock); selecting is never a move."""
     if loc == STOCK:
         return _draw(state)
@@ -357,25 +378,25 @@ def _select(
     selection: str | None,
     events: tuple[dict[str, Any], ...],
     reason: str | None = None,
-) -> Step:
+) -> Step[HeartState]:
     nxt = HeartState(
         state.heart, state.stock, state.waste, selection, state.removed, state.free, state.status
     )
     return Step(nxt, 0, False, events, reason)
 
 
-def _explicit_pair(state: HeartState, a: Any, b: Any) -> Step:
+def _explicit_pair(state: HeartState, a: Any, b: Any) -> Step[HeartState]:
     """HH-7 as an explicit action; a rank mismatch is refused here, unlike a touch."""
     card_a = _locate(state, a)
     card_b = _locate(state, b)
     if a == b:
-        raise IllegalAction("same_card", "A pair needs two different cards")
+        raise IllegalAction(Refusal.SAME_CARD, "A pair needs two different cards")
     if card_a[0] != card_b[0]:
-        raise IllegalAction("rank_mismatch", SAME_RANK)
+        raise IllegalAction(Refusal.RANK_MISMATCH, SAME_RANK)
     return _remove_pair(state, a, b)
 
 
-def _remove_pair(state: HeartState, a: str, b: str) -> Step:
+def _remove_pair(state: HeartState, a: str, b: str) -> Step[HeartState]:
     """HH-8, HH-19: both cards leave; 20 points for two heart cards, 10 with the waste."""
     heart = list(state.heart)
     waste = state.waste
@@ -400,9 +421,9 @@ def _remove_pair(state: HeartState, a: str, b: str) -> Step:
     freed = [HEART_LOCATIONS[i] for i in free if i not in old_free]
     points = HEART_PAIR_POINTS if len(gone) == 2 else WASTE_PAIR_POINTS
     events: list[dict[str, Any]] = [{"kind": "pair", "cards": cards, "points": points, "freed": freed}]
-    if status == "won":
-        events.append({"kind": "won"})
-    elif status == "stalemate":
+    if status == Status.WON:
+        events.append({"kind": "won"})  # event kinds are not statuses, though these two share the words
+    elif status == Status.STALEMATE:
         events.append({"kind": "stalemate", "message": NO_MORE_MOVES})
     nxt = HeartState(heart_t, state.stock, waste, None, tuple(removed), free, status)
     return Step(nxt, points, True, tuple(events))
@@ -418,7 +439,7 @@ def _refree(heart: tuple[str | None, ...], free: tuple[int, ...], gone: list[int
     return tuple(sorted(result))
 
 
-def _draw(state: HeartState) -> Step:
+def _draw(state: HeartState) -> Step[HeartState]:
     """HH-10 draw or HH-11 redeal; both moves (HH-12) that clear the selection (Decision)."""
     stock, waste = state.stock, state.waste
     if stock:
@@ -431,7 +452,7 @@ def _draw(state: HeartState) -> Step:
         # Decision: the waste turns over as one pile, bottom card on top of the stock.
         nxt = HeartState(state.heart, waste, (), None, state.removed, state.free, state.status)
         return Step(nxt, 0, True, ({"kind": "redeal", "cards": len(waste)},))
-    raise IllegalAction("nothing_to_draw", "The stock and the waste are both empty")
+    raise IllegalAction(Refusal.NOTHING_TO_DRAW, "The stock and the waste are both empty")
 
 
-RULES: Rules = HeartRules()
+RULES: Rules[HeartState] = HeartRules()

@@ -1,4 +1,4 @@
-"""Seahaven Towers rules, exactly as ``shared/spec/rules-seahaven.md`` states them (SH-1..SH-21).
+"""Seahaven Towers rules, exactly as ``docs/rules/seahaven-towers.md`` states them (SH-1..SH-21).
 
 The state is a frozen :class:`State`: ten columns (tuples of card text such as
 ``"7H"``, bottom card first), the variant's cells (4 for ``C4``, 2 for ``C2``,
@@ -32,13 +32,16 @@ Actions (``engine.api.ACTION_FIELDS``)
 :meth:`SeahavenRules.legal_actions` lists every accepted ``move``, with the
 foundation always spelled ``found:<suit>`` (``found`` is only another spelling
 of the same move), every count of a run and every accepting destination (all
-free cells, all empty columns).
+free cells, all empty columns). A won position has none: a win is final, so
+the rules refuse every action on it (``game_over``), SH-17 take-backs included.
 
-Refusals (``IllegalAction.code``; stable, for clients and the server docs)
+Refusals (``IllegalAction.code``, members of :class:`~engine.vocabulary.Refusal`;
+stable, for clients and the server docs)
 
 =================== ============================================================
 code                when
 =================== ============================================================
+game_over           the position is won (SH-13): a win is final
 bad_action          not a Seahaven action (``touch``, ``pair``, ``draw``) or
                     wrong number of arguments
 bad_location        unknown location, a cell the variant does not have,
@@ -62,7 +65,8 @@ no_target           double tap: no place takes the card (SH-16)
 pointless           double tap: the only places left are pointless (Decision)
 =================== ============================================================
 
-``engine.game.Game`` adds ``game_over`` (the game is won) and ``nothing_to_undo``.
+``engine.game.Game`` also refuses with ``game_over`` (undo included) and adds
+``nothing_to_undo``.
 
 Events (``Step.events``): one per accepted action, whatever its kind::
 
@@ -72,10 +76,11 @@ Events (``Step.events``): one per accepted action, whatever its kind::
 +5 from a cell onto a column, 0 otherwise (a card taken off a foundation and
 put back scores again, per the Decision).
 
-Statuses: ``playing``; ``won`` (52 cards on the foundations, SH-13); ``stuck``
-when no legal move exists other than cell-to-cell moves and moves off a
-foundation (Decision on SH-13; any other legal move, even a king-led column
-moving to another empty column, keeps the game ``playing``).
+Statuses (:class:`~engine.vocabulary.Status`): ``playing``; ``won`` (52 cards
+on the foundations, SH-13; final); ``stuck`` when no legal move exists other
+than cell-to-cell moves and moves off a foundation (Decision on SH-13; any
+other legal move, even a king-led column moving to another empty column,
+keeps the game ``playing``).
 
 Board (``view``): ``columns`` (lists, bottom first), ``cells`` (card or null,
 one per cell of the variant), ``foundations`` (``{"S": "5S" or null, ...}``,
@@ -85,8 +90,26 @@ the top card), ``cell_count``, ``free_cells``, ``empty_columns``,
 
 Hints (``hints``): ``tappable`` (``col:N``/``cell:N`` whose card a tap sends to
 its foundation now), ``movable`` (every location, foundations included, that
-is the source of at least one legal move) and ``runs`` (``{"col:N": length}``
-of the same-suit run on top of each non-empty column, before the SH-10 limit).
+is the source of at least one legal move), ``runs`` (``{"col:N": length}``
+of the same-suit run on top of each non-empty column, before the SH-10 limit),
+``targets`` and ``counts``::
+
+    "targets": {"col:3": ["col:5", "found:H", "cell:2"], "cell:1": ["col:7"], ...}
+    "counts":  {"col:3": {"col:5": 2}, ...}
+
+``targets`` maps each ``movable`` location (same keys, same order) to the
+distinct destinations of its legal moves now, in :meth:`SeahavenRules.legal_actions`
+order, the foundation spelled ``found:<suit>``. Each source and destination
+pair has exactly one legal count: only one card of a run fits onto a given
+column top (its same-suit successor is unique, SH-4), only the run's king fits
+into an empty column (SH-8), and cells and foundations take one card (SH-5,
+SH-6). ``counts`` gives that count where it is more than one (a group move,
+SH-9..SH-11): ``{"col:3": {"col:5": 2}}`` means the top two cards of column 3
+move onto column 5. Every other target takes the source's top card alone, so
+``move src dst counts.get(src, {}).get(dst, 1)`` is always accepted.
+
+A won position (SH-13) offers nothing: ``tappable`` and ``movable`` are empty
+lists, ``targets`` and ``counts`` empty objects.
 """
 
 from __future__ import annotations
@@ -97,6 +120,7 @@ from typing import Any
 
 from engine.api import Action, IllegalAction, Rules, Step, json_cards, json_strings
 from engine.codes import RANKS, SUITS, GameCode, shuffled_deck
+from engine.vocabulary import ActionKind, Refusal, Status
 
 NCOLS = 10
 SORTED_SUITS = tuple(sorted(SUITS))  # key order of the canonical snapshot JSON
@@ -160,7 +184,7 @@ def _limits(state: State) -> tuple[int, int]:
     return group_limit(free, empty), group_limit(free, empty - 1) if empty else 0
 
 
-def _refuse(code: str, reason: str) -> IllegalAction:
+def _refuse(code: Refusal, reason: str) -> IllegalAction:
     """Build (not raise) a refusal, so double tap can keep the best one for later."""
     return IllegalAction(code, reason)
 
@@ -168,7 +192,7 @@ def _refuse(code: str, reason: str) -> IllegalAction:
 def _too_many(limit: int) -> IllegalAction:
     """SH-10's refusal names the limit, so the player knows what would fit."""
     cards = "card" if limit == 1 else "cards"
-    return _refuse("too_many_cards", f"At most {limit} {cards} can move together now")
+    return _refuse(Refusal.TOO_MANY_CARDS, f"At most {limit} {cards} can move together now")
 
 
 def _location(state: State, text: Any, role: str) -> tuple[int, int]:
@@ -176,16 +200,16 @@ def _location(state: State, text: Any, role: str) -> tuple[int, int]:
     loc = LOCATIONS.get(text) if isinstance(text, str) else None
     if loc is None:
         hint = "use col:N, cell:N or found:S"
-        raise _refuse("bad_location", f"Unknown {role} location {text!r}: {hint}")
+        raise _refuse(Refusal.BAD_LOCATION, f"Unknown {role} location {text!r}: {hint}")
     if loc[0] == CELL and loc[1] >= len(state.cells):
-        raise _refuse("bad_location", f"This game has only {len(state.cells)} cell(s)")
+        raise _refuse(Refusal.BAD_LOCATION, f"This game has only {len(state.cells)} cell(s)")
     return loc
 
 
 def _check_count(count: Any) -> int:
     """Actions built in code skip ``Action.from_json``'s checks, so validate again."""
     if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-        raise _refuse("bad_count", "The count must be a whole number from 1 up")
+        raise _refuse(Refusal.BAD_COUNT, "The count must be a whole number from 1 up")
     return count
 
 
@@ -194,26 +218,26 @@ def _source_cards(state: State, kind: int, index: int, count: int) -> tuple[str,
     if kind == COL:
         column = state.columns[index]
         if not column:
-            raise _refuse("empty_source", f"Column {index + 1} is empty")
+            raise _refuse(Refusal.EMPTY_SOURCE, f"Column {index + 1} is empty")
         if count > len(column):
             held = f"Column {index + 1} holds only {len(column)} card(s)"
-            raise _refuse("not_enough_cards", held)
+            raise _refuse(Refusal.NOT_ENOUGH_CARDS, held)
         cards = column[-count:]
         for upper, lower in pairwise(cards):
             if UP[lower] != upper:
-                raise _refuse("not_a_run", "Those cards are not a same-suit run")
+                raise _refuse(Refusal.NOT_A_RUN, "Those cards are not a same-suit run")
         return cards
     if kind == CELL:
         card = state.cells[index]
         if card is None:
-            raise _refuse("empty_source", f"Cell {index + 1} is empty")
+            raise _refuse(Refusal.EMPTY_SOURCE, f"Cell {index + 1} is empty")
     else:
         top = state.foundations[index]
         if not top:
-            raise _refuse("empty_source", f"The {SUIT_NAMES[index]} foundation is empty")
+            raise _refuse(Refusal.EMPTY_SOURCE, f"The {SUIT_NAMES[index]} foundation is empty")
         card = CARD_AT[index][top]
     if count != 1:
-        raise _refuse("single_card", "Only one card at a time leaves a cell or a foundation")
+        raise _refuse(Refusal.SINGLE_CARD, "Only one card at a time leaves a cell or a foundation")
     return (card,)
 
 
@@ -224,9 +248,9 @@ def _check_column(state: State, index: int, cards: tuple[str, ...]) -> None:
     if column:
         if UP[head] != column[-1]:
             rule = "A card goes onto the same suit, one rank higher"
-            raise _refuse("wrong_suit_or_rank", f"{rule}: {head} does not fit on {column[-1]}")
+            raise _refuse(Refusal.WRONG_SUIT_OR_RANK, f"{rule}: {head} does not fit on {column[-1]}")
     elif RANK[head] != KING:
-        raise _refuse("kings_only", "An empty column takes only a king")
+        raise _refuse(Refusal.KINGS_ONLY, "An empty column takes only a king")
     if len(cards) > 1:
         to_full, to_empty = _limits(state)
         limit = to_full if column else to_empty
@@ -238,10 +262,10 @@ def _check_foundation(state: State, suit: int, card: str) -> None:
     """SH-6: ace first, then each next rank of the same suit."""
     if SUIT[card] != suit:
         name = SUIT_NAMES[suit]
-        raise _refuse("wrong_foundation", f"The {name} foundation takes only {name}")
+        raise _refuse(Refusal.WRONG_FOUNDATION, f"The {name} foundation takes only {name}")
     top = state.foundations[suit]
     if top != RANK[card] - 1:
-        raise _refuse("foundation_order", _foundation_need(suit, top, card))
+        raise _refuse(Refusal.FOUNDATION_ORDER, _foundation_need(suit, top, card))
 
 
 def _foundation_need(suit: int, top: int, card: str) -> str:
@@ -257,10 +281,10 @@ def _check_destination(state: State, plan: Plan) -> None:
         _check_column(state, index, cards)
         return
     if len(cards) > 1:
-        raise _refuse("single_card", "A cell or a foundation takes one card at a time")
+        raise _refuse(Refusal.SINGLE_CARD, "A cell or a foundation takes one card at a time")
     if kind == CELL:
         if state.cells[index] is not None:
-            raise _refuse("cell_full", f"Cell {index + 1} is not free")
+            raise _refuse(Refusal.CELL_FULL, f"Cell {index + 1} is not free")
     else:
         _check_foundation(state, index, cards[0])
 
@@ -271,18 +295,18 @@ def _plan_move(state: State, src: Any, dst: Any, count: Any) -> Plan:
     dst_kind, dst_index = _location(state, dst, "destination")
     count = _check_count(count)
     if src_kind == FOUND_ANY:
-        raise _refuse("bad_location", "Name the foundation to take from, for example found:H")
+        raise _refuse(Refusal.BAD_LOCATION, "Name the foundation to take from, for example found:H")
     cards = _source_cards(state, src_kind, src_index, count)
     if dst_kind == FOUND_ANY:
         dst_kind, dst_index = FOUND, SUIT[cards[0]]
     if src_kind == dst_kind and src_index == dst_index:
-        raise _refuse("same_place", "The source and the destination are the same place")
+        raise _refuse(Refusal.SAME_PLACE, "The source and the destination are the same place")
     plan = (src_kind, src_index, dst_kind, dst_index, cards)
     _check_destination(state, plan)
     return plan
 
 
-def _execute(state: State, plan: Plan) -> Step:
+def _execute(state: State, plan: Plan) -> Step[State]:
     """Carry out a validated plan; SH-20 points; only touched tuples are rebuilt."""
     src_kind, src_index, dst_kind, dst_index, cards = plan
     columns, cells, foundations = state.columns, state.cells, state.foundations
@@ -322,7 +346,7 @@ def _tap_source(state: State, at: Any, count: Any) -> tuple[int, int, tuple[str,
     """Taps act on a column's top cards or a cell card, never on a foundation."""
     kind, index = _location(state, at, "tap")
     if kind not in (COL, CELL):
-        raise _refuse("bad_location", "Tap a column or a cell")
+        raise _refuse(Refusal.BAD_LOCATION, "Tap a column or a cell")
     return kind, index, _source_cards(state, kind, index, _check_count(count))
 
 
@@ -333,7 +357,7 @@ def _plan_tap(state: State, at: Any) -> Plan:
     suit = SUIT[card]
     top = state.foundations[suit]
     if top != RANK[card] - 1:
-        raise _refuse("foundation_order", _foundation_need(suit, top, card))
+        raise _refuse(Refusal.FOUNDATION_ORDER, _foundation_need(suit, top, card))
     return kind, index, FOUND, suit, cards
 
 
@@ -353,7 +377,7 @@ def _plan_double_tap(state: State, at: Any, count: Any) -> Plan:
         blocked = _too_many(to_full)
     if RANK[head] == KING and () in state.columns:
         if kind == COL and n == len(state.columns[index]):
-            pointless = _refuse("pointless", f"The run headed by {head} already heads its column")
+            pointless = _refuse(Refusal.POINTLESS, f"The run headed by {head} already heads its column")
         elif n <= to_empty:
             return kind, index, COL, state.columns.index(()), cards
         else:
@@ -361,8 +385,8 @@ def _plan_double_tap(state: State, at: Any, count: Any) -> Plan:
     if n == 1 and None in state.cells:
         if kind != CELL:
             return kind, index, CELL, state.cells.index(None), cards
-        pointless = pointless or _refuse("pointless", f"{head} is already in a cell")
-    raise blocked or pointless or _refuse("no_target", f"There is no place for {head}")
+        pointless = pointless or _refuse(Refusal.POINTLESS, f"{head} is already in a cell")
+    raise blocked or pointless or _refuse(Refusal.NO_TARGET, f"There is no place for {head}")
 
 
 def _accepting_column(state: State, head: str) -> int:
@@ -375,10 +399,16 @@ def _accepting_column(state: State, head: str) -> int:
     return -1
 
 
+def _won(state: State) -> bool:
+    """SH-13: all 52 cards are on the foundations."""
+    found = state.foundations
+    return found[0] + found[1] + found[2] + found[3] == 52
+
+
 def _args(action: Action, n: int) -> tuple[Any, ...]:
     """The action's arguments, refused rather than crashing when their number is wrong."""
     if len(action.args) != n:
-        raise _refuse("bad_action", f"{action.kind} takes {n} argument(s)")
+        raise _refuse(Refusal.BAD_ACTION, f"{action.kind} takes {n} argument(s)")
     return action.args
 
 
@@ -397,9 +427,9 @@ def _moves_for_card(
     if up is not None:
         target = tops.get(up)
         if target is not None and ok_full:
-            out.append(Action("move", (src, COL_NAMES[target], count)))
+            out.append(Action(ActionKind.MOVE, (src, COL_NAMES[target], count)))
     elif ok_empty:
-        out.extend(Action("move", (src, COL_NAMES[j], count)) for j in empties)
+        out.extend(Action(ActionKind.MOVE, (src, COL_NAMES[j], count)) for j in empties)
 
 
 def _has_move(state: State) -> bool:
@@ -446,7 +476,7 @@ class SeahavenRules:
     """The :class:`engine.api.Rules` object for ``SH`` codes."""
 
     game: str = "SH"
-    statuses: tuple[str, ...] = ("playing", "won", "stuck")
+    statuses: tuple[Status, ...] = (Status.PLAYING, Status.WON, Status.STUCK)
     progress_total: int = 52
 
     def deal(self, code: GameCode) -> State:
@@ -462,22 +492,30 @@ class SeahavenRules:
             columns[1] = (*columns[1], deck[51])
         return State(tuple(columns), tuple(cells), (0, 0, 0, 0))
 
-    def apply(self, state: State, action: Action) -> Step:
-        """Every action becomes one validated plan, carried out by the same code."""
+    def apply(self, state: State, action: Action) -> Step[State]:
+        """Every action becomes one validated plan, carried out by the same code.
+
+        A win is final (SH-13 and its Decision): a won position refuses every
+        action, even taking a card back off a foundation (SH-17).
+        """
+        if _won(state):
+            raise _refuse(Refusal.GAME_OVER, "The game is won")
         kind = action.kind
-        if kind == "move":
+        if kind == ActionKind.MOVE:
             src, dst, count = _args(action, 3)
             return _execute(state, _plan_move(state, src, dst, count))
-        if kind == "tap":
+        if kind == ActionKind.TAP:
             return _execute(state, _plan_tap(state, _args(action, 1)[0]))
-        if kind == "double_tap":
+        if kind == ActionKind.DOUBLE_TAP:
             at, count = _args(action, 2)
             return _execute(state, _plan_double_tap(state, at, count))
-        raise _refuse("bad_action", f"Seahaven Towers has no {kind!r} action")
+        raise _refuse(Refusal.BAD_ACTION, f"Seahaven Towers has no {kind!r} action")
 
     def legal_actions(self, state: State) -> list[Action]:
-        """Every explicit move accepted now: all run counts, all accepting destinations."""
+        """Every explicit move accepted now: all run counts, all accepting destinations; none once won."""
         out: list[Action] = []
+        if _won(state):
+            return out  # SH-13: a win is final, so a foundation card no longer comes back down
         columns, cells, found = state.columns, state.cells, state.foundations
         free = [CELL_NAMES[i] for i, card in enumerate(cells) if card is None]
         empties = [i for i, column in enumerate(columns) if not column]
@@ -499,7 +537,7 @@ class SeahavenRules:
             if top:
                 card = CARD_AT[suit][top]
                 _moves_for_card(out, FOUND_NAMES[suit], card, 1, True, bool(empties), tops, empties)
-                out.extend(Action("move", (FOUND_NAMES[suit], c, 1)) for c in free)
+                out.extend(Action(ActionKind.MOVE, (FOUND_NAMES[suit], c, 1)) for c in free)
         return out
 
     @staticmethod
@@ -508,15 +546,14 @@ class SeahavenRules:
     ) -> None:
         """A single card to its foundation (SH-6) and to each free cell (SH-5)."""
         if found[SUIT[card]] == RANK[card] - 1:
-            out.append(Action("move", (src, FOUND_NAMES[SUIT[card]], 1)))
-        out.extend(Action("move", (src, cell, 1)) for cell in free)
+            out.append(Action(ActionKind.MOVE, (src, FOUND_NAMES[SUIT[card]], 1)))
+        out.extend(Action(ActionKind.MOVE, (src, cell, 1)) for cell in free)
 
-    def status(self, state: State) -> str:
+    def status(self, state: State) -> Status:
         """Called on every ``Game.apply``, so it stops at the first move it finds."""
-        found = state.foundations
-        if found[0] + found[1] + found[2] + found[3] == 52:
-            return "won"
-        return "playing" if _has_move(state) else "stuck"
+        if _won(state):
+            return Status.WON
+        return Status.PLAYING if _has_move(state) else Status.STUCK
 
     def progress(self, state: State) -> int:
         """Cards on the foundations (leaderboards rank by this, never by score)."""
@@ -542,7 +579,15 @@ class SeahavenRules:
         }
 
     def hints(self, state: State) -> dict[str, Any]:
-        """Placement help: where a tap works, what can move, how long each top run is."""
+        """Placement help: where a tap works, what can move where, how long each top run is.
+
+        ``movable``, ``targets`` and ``counts`` are all read off
+        :meth:`legal_actions`, so they are exact; once won (SH-13) there is
+        nothing to tap or move and every one of them is empty.
+        """
+        runs = {COL_NAMES[i]: run_length(c) for i, c in enumerate(state.columns) if c}
+        if _won(state):
+            return {"tappable": [], "movable": [], "runs": runs, "targets": {}, "counts": {}}
         tappable = []
         for name in (*COL_NAMES, *CELL_NAMES[: len(state.cells)]):
             try:
@@ -550,9 +595,20 @@ class SeahavenRules:
             except IllegalAction:
                 continue
             tappable.append(name)
-        movable = list(dict.fromkeys(a.args[0] for a in self.legal_actions(state)))
-        runs = {COL_NAMES[i]: run_length(c) for i, c in enumerate(state.columns) if c}
-        return {"tappable": tappable, "movable": movable, "runs": runs}
+        targets: dict[str, list[str]] = {}
+        counts: dict[str, dict[str, int]] = {}
+        for action in self.legal_actions(state):
+            src, dst, count = action.args
+            targets.setdefault(str(src), []).append(str(dst))
+            if count != 1:
+                counts.setdefault(str(src), {})[str(dst)] = int(count)
+        return {
+            "tappable": tappable,
+            "movable": list(targets),
+            "runs": runs,
+            "targets": targets,
+            "counts": counts,
+        }
 
     def snapshot(self, state: State) -> dict[str, Any]:
         """Everything in the state (nothing is hidden in Seahaven), for fingerprints."""
@@ -574,4 +630,4 @@ def _by_suit(state: State) -> enumerate[tuple[str, int]]:
     return enumerate(zip(SUITS, state.foundations, strict=True))
 
 
-RULES: Rules = SeahavenRules()
+RULES: Rules[State] = SeahavenRules()

@@ -15,9 +15,10 @@ from typing import Any
 from engine.api import Action, ActionFormatError, IllegalAction
 from engine.codes import CodeError, parse_code
 from engine.game import Game
+from engine.vocabulary import DECLARED_RESULTS, Result, Status
 
-# Results a server declares that the replay cannot derive (the player stopped).
-DECLARED_RESULTS = ("resigned", "expired")
+# DECLARED_RESULTS (engine.vocabulary): results a server declares that the
+# replay cannot derive (the player stopped); re-exported here for callers.
 REQUIRED = ("result", "score", "moves", "fingerprint")
 IDLE_GAP_CAP_MS = 60_000  # the protocol's clock: a gap between two actions counts at most this
 COMPARED = ("result", "status", "score", "moves", "progress", "fingerprint")
@@ -73,11 +74,12 @@ def summary(game: Game, result: str | None) -> dict[str, Any]:
     }
 
 
-def replayed_result(status: str, claimed: str | None) -> str | None:
+def replayed_result(status: str, claimed: str | None) -> Result | None:
     """What the result must be after the replay: a win is derived, a resignation declared."""
-    if status == "won":
-        return "won"
-    return claimed if claimed in DECLARED_RESULTS or claimed is None else None
+    if status == Status.WON:
+        return Result.WON
+    # ``claimed`` comes from a published log: it may be any JSON value, even an unhashable one.
+    return Result(claimed) if isinstance(claimed, str) and claimed in DECLARED_RESULTS else None
 
 
 def to_action(item: str | Action | Mapping[str, Any]) -> Action:

@@ -100,7 +100,8 @@ class GracefulServer(uvicorn.Server):
         loop.call_soon_threadsafe(lambda: loop.create_task(self._goodbye(services, sig, frame)))
 
     async def _goodbye(self, services: object, sig: int, frame: FrameType | None) -> None:
-        from server.app import Services, shutdown_connections
+        from server.app import shutdown_connections
+        from server.core.services import Services
 
         assert isinstance(services, Services)
         try:

@@ -11,6 +11,7 @@ import asyncio
 import os
 import secrets
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from sqlalchemy.engine import make_url
 
 from server.config import Settings
 from tests.contract import pytest_sessionfinish  # noqa: F401  (checks every received message)
-from tests.support import PG_ADMIN_URL, running_server
+from tests.support import PG_ADMIN_URL, ManualClock, running_server
 
 BACKENDS = ["sqlite", "postgres"]
 
@@ -75,3 +76,19 @@ def server(database_url: str) -> Iterator[str]:
     """A real server (uvicorn, real database) on a free local port: its base URL."""
     with running_server(Settings(database_url=database_url, secret="test-secret")) as base:
         yield base
+
+
+@dataclass(frozen=True)
+class ClockedServer:
+    """A real server whose clock the test moves by hand (``clock.advance(ms)``)."""
+
+    url: str
+    clock: ManualClock
+
+
+@pytest.fixture(scope="module")
+def clocked_server(database_url: str) -> Iterator[ClockedServer]:
+    """Like ``server``, on an injected clock: countdowns and rate limits pass without sleeping."""
+    clock = ManualClock()
+    with running_server(Settings(database_url=database_url, secret="test-secret"), clock) as base:
+        yield ClockedServer(base, clock)

@@ -118,6 +118,7 @@ class Client:
             additional_headers=headers or None,
             compression=None,
             max_size=2**22,
+            max_queue=None,  # unread pushes never stall reading: close() gets the server's close frame at once
         )
         client = cls(ws)
         client.hello = await client.recv()

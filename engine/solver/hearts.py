@@ -46,11 +46,12 @@ from itertools import combinations
 from engine.api import Action
 from engine.codes import RANKS
 from engine.hearts import COVERED_BY, HEART_LOCATIONS, HEART_SIZE, WASTE, HeartState
+from engine.vocabulary import ActionKind
 
 ALL = (1 << HEART_SIZE) - 1
 COUNT_BITS = 3  # pile count of one rank: 0..4
 COUNT_MASK = 7
-DRAW = Action("draw")
+DRAW = Action(ActionKind.DRAW)
 
 # COVER[i]: bitmask of the cards directly covering heart index i (deal.md).
 COVER: tuple[int, ...] = tuple(sum(1 << (c - 1) for c in COVERED_BY[p]) for p in range(1, HEART_SIZE + 1))
@@ -312,13 +313,13 @@ def expand(state: HeartState, moves: list[Move]) -> list[Action]:
     actions: list[Action] = []
     for a, b in moves:
         if b >= 0:
-            actions.append(Action("pair", (HEART_LOCATIONS[a], HEART_LOCATIONS[b])))
+            actions.append(Action(ActionKind.PAIR, (HEART_LOCATIONS[a], HEART_LOCATIONS[b])))
             heart[a] = heart[b] = None
             continue
         rank = str(heart[a])[0]
         index, draws = _nearest(cycle, cursor, rank)
         actions.extend([DRAW] * draws)
-        actions.append(Action("pair", (HEART_LOCATIONS[a], WASTE)))
+        actions.append(Action(ActionKind.PAIR, (HEART_LOCATIONS[a], WASTE)))
         heart[a] = None
         del cycle[index]
         cursor = index

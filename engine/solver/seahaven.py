@@ -50,6 +50,7 @@ from dataclasses import dataclass
 
 from engine.api import Action
 from engine.seahaven import CELL_NAMES, COL_NAMES, FOUND_NAMES, RANK, SUIT, State
+from engine.vocabulary import ActionKind
 
 COL, CELL, FOUND = 0, 1, 2
 KING = 13
@@ -311,5 +312,5 @@ def to_actions(state: State, steps: Sequence[Step]) -> list[Action]:
             cells[free] = card
         else:
             target = FOUND_NAMES[dst]
-        actions.append(Action("move", (source, target, count)))
+        actions.append(Action(ActionKind.MOVE, (source, target, count)))
     return actions

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession, async_sessionm
 
 from engine import Action, ActionFormatError, Game, GameCode, IllegalAction
 from engine.game import Outcome
+from engine.vocabulary import DECLARED_RESULTS, FINAL_RESULTS, Result, Status
 from server.clock import Clock, wall_clock_ms
 from server.core import topics
 from server.core.hub import Encoded, Hub, Subscriber
@@ -29,7 +30,6 @@ from server.storage.writer import GroupWriter, Write
 from server.vocabulary import ErrorCode
 
 IDLE_GAP_CAP_MS = 60_000
-FINAL_RESULTS = ("won", "resigned", "expired")
 
 
 @dataclass
@@ -41,7 +41,7 @@ class LiveGame:
     owner_name: str
     game: Game
     created_ms: int
-    result: str | None = None
+    result: Result | None = None
     finished_ms: int | None = None
     elapsed_ms: int = 0
     last_action_ms: int | None = None
@@ -58,11 +58,11 @@ class LiveGame:
     lost_seq: int | None = None  # the dead-end solver proved no win remains at this seq
 
     @property
-    def status(self) -> str:
-        if self.result in ("resigned", "expired"):
-            return self.result
+    def status(self) -> Status:
+        if self.result in DECLARED_RESULTS:
+            return Status(self.result)
         status = self.game.status
-        return "lost" if status == "playing" and self.lost_seq == self.game.seq else status
+        return Status.LOST if status == Status.PLAYING and self.lost_seq == self.game.seq else status
 
     @property
     def finished(self) -> bool:
@@ -159,8 +159,8 @@ class LiveGame:
         self.last_outcome = outcome_json(outcome)
         if outcome.action.kind == "undo":
             self.undos += 1
-        if outcome.game.status == "won":
-            self.result = "won"
+        if outcome.game.status == Status.WON:
+            self.result = Result.WON
             self.finished_ms = now_ms
 
 
@@ -289,7 +289,8 @@ class GameService:
         for action_row in actions:
             outcome = live.game.apply(Action.from_text(action_row.action))
             live.advance(outcome, action_row.at_ms)
-        live.result, live.finished_ms = row.result, row.finished_ms
+        live.result = None if row.result is None else Result(row.result)
+        live.finished_ms = row.finished_ms
         live.invalidate()
         return live
 
@@ -370,7 +371,7 @@ class GameService:
             "action": outcome.action.to_text(),
             "at_ms": now,
         }
-        extras = self._finish_extras(candidate) if candidate.result == "won" else []
+        extras = self._finish_extras(candidate) if candidate.result == Result.WON else []
         await self.writer.submit(Write(action_row, candidate.row_values(), extras))
         live.adopt(candidate)
         self._publish(live, outcome.game.seq - 1, outcome.action, live.last_outcome or {}, origin)
@@ -380,7 +381,7 @@ class GameService:
         return [lambda conn, hook=hook: hook(live, conn) for hook in self.finish_hooks]
 
     async def end(
-        self, game_id: str, player_id: str | None, result: str, origin: Subscriber | None = None
+        self, game_id: str, player_id: str | None, result: Result, origin: Subscriber | None = None
     ) -> LiveGame:
         """Resign (by the owner) or expire a game; counted through the finish hooks.
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from engine import GameCode, random_code
 from engine.codes import VARIANTS
+from engine.vocabulary import Result
 from server.core import topics
 from server.core.context import Caller, Handlers, Starter
 from server.core.games import GameService, LiveGame
@@ -92,5 +93,5 @@ class Play:
 
     async def resign(self, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
         player_id = caller.require_player()
-        live = await self.games.end(fields["game_id"], player_id, "resigned", caller)
+        live = await self.games.end(fields["game_id"], player_id, Result.RESIGNED, caller)
         return game_message(live, "owner")

@@ -10,7 +10,7 @@ from playwright.sync_api import Locator, Page, expect
 
 from engine import Action, Game
 from engine.solver import solve
-from server.solutions import LOST_BUDGET
+from server.features.solutions.model import LOST_BUDGET
 from tests.browser.helpers import (
     at,
     board,

@@ -5,18 +5,22 @@ through, or says the deal cannot be won, or shows the server's refusal (a daily 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import Page, expect
 
 from engine import Game
+from engine.replay import steps_json
 from engine.solver import solve
-from server.solutions import LOST_BUDGET, SOLUTION_BUDGET
+from server.features.solutions.model import LOST_BUDGET, SOLUTION_BUDGET
 from tests.browser.helpers import WsPlayer, board, open_code, wait_seq
 from tests.browser.search import hh_winning_deal, seahaven_lost_line, seahaven_solution_deals
 
 pytestmark = pytest.mark.browser
+
+SOLUTION_JS = Path(__file__).resolve().parents[2] / "server" / "static" / "js" / "solution.js"
 
 SUITS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
 
@@ -36,6 +40,8 @@ SH_BOARD_JS = """() => {
   const column = (c) => [...c.querySelectorAll('.card')].map(e => e.dataset.card);
   return {
     step: Number(root.dataset.step),
+    fingerprint: root.dataset.fingerprint,
+    bar: document.querySelector('#solution-bar').textContent,
     columns: [...root.querySelectorAll('.column')].map(column),
     cells: cards('.cells .card'),
     foundations: cards('.foundations .card'),
@@ -47,6 +53,8 @@ HH_BOARD_JS = """() => {
   const heart = [...root.querySelectorAll('.heart .card')].filter(e => !e.hidden);
   return {
     step: Number(root.dataset.step),
+    fingerprint: root.dataset.fingerprint,
+    bar: document.querySelector('#solution-bar').textContent,
     heart: heart.map(e => [e.dataset.loc, e.dataset.card, !e.classList.contains('covered')]),
     stock: root.querySelector('.pile-stock .count').textContent,
     waste: root.querySelector('.pile-waste .card').dataset.card || null,
@@ -54,19 +62,37 @@ HH_BOARD_JS = """() => {
 }"""
 
 
-def seahaven_position(game: Game) -> dict[str, Any]:
-    """What the solution board must show for an engine position."""
-    view = game.view()["board"]
+def engine_steps(code: str) -> list[dict[str, Any]]:
+    """The engine's replay of the server's solution (engine.replay): what the dialog must show."""
+    answer = solve(code, SOLUTION_BUDGET)
+    assert answer.actions is not None
+    return steps_json(code, answer.actions)
+
+
+def bar(step: dict[str, Any]) -> str:
+    """The information bar line of a step."""
+    progress = f"{step['progress']} / {step['progress_total']}"
+    text = f"Score {step['score']} · Moves {step['moves']} · Cleared {progress}"
+    return text + " · won" if step["status"] == "won" else text
+
+
+def seahaven_position(step: dict[str, Any]) -> dict[str, Any]:
+    """What the solution board must show for an engine step."""
+    view = step["view"]["board"]
     return {
+        "fingerprint": step["view"]["fingerprint"],
+        "bar": bar(step),
         "columns": view["columns"],
         "cells": [[f"cell:{i + 1}", c] for i, c in enumerate(view["cells"]) if c],
         "foundations": [[f"found:{s}", c] for s, c in view["foundations"].items() if c],
     }
 
 
-def hearts_position(game: Game) -> dict[str, Any]:
-    view = game.view()["board"]
+def hearts_position(step: dict[str, Any]) -> dict[str, Any]:
+    view = step["view"]["board"]
     return {
+        "fingerprint": step["view"]["fingerprint"],
+        "bar": bar(step),
         "heart": [[f"heart:{h['pos']}", h["card"], h["free"]] for h in view["heart"] if h["card"]],
         "stock": str(view["stock_count"]),
         "waste": view["waste_top"],
@@ -87,13 +113,10 @@ def act(page: Page, action: dict[str, Any]) -> None:
 
 
 def expected_seahaven_steps(code: str) -> list[str]:
-    """The server's solution replayed with the engine: what each step of the list must say."""
-    answer = solve(code, SOLUTION_BUDGET)
-    assert answer.actions is not None
-    game, texts = Game.new(code), []
-    for action in answer.actions:
-        outcome = game.apply(action)
-        move = outcome.events[0]
+    """What each step of the list must say: the moved cards, from the engine's events."""
+    texts = []
+    for step in engine_steps(code)[1:]:
+        move = step["events"][0]
         cards = list(move["cards"])
         what = (
             short(cards[0])
@@ -101,8 +124,6 @@ def expected_seahaven_steps(code: str) -> list[str]:
             else f"{short(cards[0])}–{short(cards[-1])} ({len(cards)} cards)"
         )
         texts.append(f"Move {what} from {place(str(move['from']))} to {place(str(move['to']))}")
-        game = outcome.game
-    assert game.status == "won"
     return texts
 
 
@@ -176,12 +197,12 @@ def test_step_through_a_solution_of_a_finished_game_opened_by_link(page: Page, s
     prev, nxt = dialog.get_by_role("button", name="Previous"), dialog.get_by_role("button", name="Next")
     expect(prev).to_be_disabled()
 
-    # The board beside the list shows the position after the current move, as the engine has it.
-    answer = solve(won, SOLUTION_BUDGET)
-    assert answer.actions is not None
-    positions = [Game.new(won)]
-    for action in answer.actions:
-        positions.append(positions[-1].apply(action).game)
+    # The board beside the list shows the position after the current move, as the engine has it:
+    # the server sent the engine's replay, and the page drew it.
+    positions = engine_steps(won)
+    served = page.request.get(f"{site}/api/games/{game_id}/solution").json()
+    assert served["steps"] == positions
+    assert positions[0]["view"]["board"] == Game.new(won).view()["board"]
     assert shown(page, SH_BOARD_JS, 0) == seahaven_position(positions[0])
 
     nxt.click()
@@ -202,7 +223,7 @@ def test_step_through_a_solution_of_a_finished_game_opened_by_link(page: Page, s
     expect(dialog.get_by_role("button", name="Pause")).to_be_visible()
     expect(current).to_have_text(steps[-1])
     assert shown(page, SH_BOARD_JS, len(steps)) == seahaven_position(positions[-1])
-    assert positions[-1].status == "won"
+    assert positions[-1]["status"] == "won"
     expect(dialog.get_by_role("button", name="Play")).to_be_visible()
     expect(nxt).to_be_disabled()
     dialog.get_by_role("button", name="Close").click()
@@ -246,37 +267,41 @@ def test_the_win_screen_offers_a_solution(page: Page, site: str) -> None:
     end.get_by_role("button", name="Show a solution").click()
     dialog = page.locator("#dlg-solution")
     expect(dialog).to_have_attribute("data-state", "won")
-    answer = solve(code, SOLUTION_BUDGET)
-    assert answer.actions is not None
+    positions = engine_steps(code)
     items = dialog.locator("#solution-steps li")
-    expect(items).to_have_count(len(answer.actions))
-    # Each step names its cards, replayed from the deal in the page.
-    game = Game.new(code)
-    for n, action in enumerate(answer.actions[:12]):
-        outcome = game.apply(action)
-        event = outcome.events[0]
+    expect(items).to_have_count(len(positions) - 1)
+    # Each step names its cards (the engine's events) and the board follows the engine's
+    # positions: heart cards (free or covered), stock count, waste top, information bar.
+    assert shown(page, HH_BOARD_JS, 0) == hearts_position(positions[0])
+    for n, step in enumerate(positions[1:13]):
+        event = step["events"][0]
         if event["kind"] == "draw":
             expect(items.nth(n)).to_have_text(f"Draw ({short(str(event['card']))} onto the waste)")
         elif event["kind"] == "pair":
             for half in event["cards"]:
                 expect(items.nth(n)).to_contain_text(short(str(half["card"])))
-        game = outcome.game
-        items.nth(n).click()  # the board follows: heart cards (free or covered), stock, waste
-        assert shown(page, HH_BOARD_JS, n + 1) == hearts_position(game)
+        items.nth(n).click()
+        assert shown(page, HH_BOARD_JS, n + 1) == hearts_position(step)
+    items.last.click()
+    assert shown(page, HH_BOARD_JS, len(positions) - 1) == hearts_position(positions[-1])
+    assert positions[-1]["status"] == "won"
     expect(page.locator("#btn-solution")).to_be_visible()
 
 
-@pytest.mark.parametrize("code", ["HH1-N-AAAAAAM", "SH1-C4-AAAAAJ2", "SH1-C2-QWERTY2", "SH1-C1-AAAAAJ2"])
-def test_the_page_deals_like_the_engine(page: Page, site: str, code: str) -> None:
+def test_the_solution_dialog_holds_no_rules() -> None:
+    """The browser draws, the engine decides: no random numbers, deal or move application."""
+    source = SOLUTION_JS.read_text(encoding="utf-8")
+    lowered = source.lower()
+    for banned in ("splitmix", "0x9e3779b97f4a7c15", "0xbf58476d1ce4e5b9", "bigint", "shuffle"):
+        assert banned not in lowered, banned
+    for banned in ("dealOf", "viewOf", "describeSolution", "heartStep", "seahavenStep", "COVERED_BY"):
+        assert banned not in source, banned
+    for banned in (".splice(", ".shift(", ".pop(", ".push(", "GEOMETRY", "BASE32", '"A23456789TJQK"'):
+        assert banned not in source, banned  # no piles moved, no layout, no deck
+    assert "step.view.board" in source  # what it draws is the server's
+
+
+def test_the_page_module_exports_no_deal(page: Page, site: str) -> None:
     page.goto(f"{site}/#leaderboards")
-    deal = page.evaluate("code => import('/js/solution.js').then(m => m.dealOf(code))", code)
-    state: Any = Game.new(code).state
-    if code.startswith("HH"):
-        assert (deal["heart"], deal["stock"], deal["waste"]) == (
-            list(state.heart),
-            list(state.stock),
-            list(state.waste),
-        )
-    else:
-        assert deal["columns"] == [list(col) for col in state.columns]
-        assert deal["cells"] == list(state.cells)
+    names = page.evaluate("import('/js/solution.js').then(m => Object.keys(m).sort())")
+    assert names == ["SolutionDialog"]

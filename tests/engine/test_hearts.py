@@ -8,9 +8,10 @@ from dataclasses import replace
 
 import pytest
 
-from engine import Action, Game, IllegalAction
+from engine import Action, Game, IllegalAction, Refusal, Status
 from engine.codes import RANKS, parse_code, shuffled_deck
 from engine.hearts import COVERED_BY, RULES, HeartState, make_state
+from engine.solver import solve
 
 CODE = "HH1-N-AAAAAAA"
 
@@ -347,6 +348,31 @@ def test_hh20_win_when_all_25_heart_cards_are_gone_even_with_a_stock() -> None:
     assert out.events[-1] == {"kind": "won"}
     assert refused(out.game, DRAW).code == "game_over"
     assert refused(out.game, UNDO).code == "game_over"
+
+
+def test_hh20_a_won_game_offers_nothing_even_with_cards_in_the_stock() -> None:
+    """HH-20 and the Decision "A win is final": once won, no hint, no legal action, no draw."""
+    game = game_at(board({25: "4H"}, stock="KH QH", waste="4H"))
+    won = game.apply(pair("heart:25", "waste")).game
+    assert won.status == Status.WON and won.state.stock == ("KH", "QH")
+    for hints in (won.hints(), RULES.hints(won.state), won.view()["hints"]):
+        assert hints == {"framed": [], "matches": [], "dimmed": []}
+    assert RULES.legal_actions(won.state) == [] and won.legal_actions() == []
+    for action in (DRAW, touch("stock"), touch("waste")):
+        with pytest.raises(IllegalAction) as info:
+            RULES.apply(won.state, action)
+        assert info.value.code == Refusal.GAME_OVER == "game_over"
+
+
+def test_hh20_a_solved_deal_ends_with_nothing_offered() -> None:
+    """HH-20 on a real deal: the solver's winning line ends with empty hints."""
+    code = "HH1-N-AAAAAAD"  # the solver wins it in a few nodes
+    answer = solve(code, 200_000)
+    assert answer.result == "won" and answer.actions
+    game = Game.replay(code, answer.actions)
+    assert game.status == "won"
+    assert game.hints() == {"framed": [], "matches": [], "dimmed": []}
+    assert game.legal_actions() == [] and RULES.legal_actions(game.state) == []
 
 
 def test_hh19_a_won_game_scores_250() -> None:

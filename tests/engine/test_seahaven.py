@@ -1,4 +1,4 @@
-"""Seahaven Towers rules (shared/spec/rules-seahaven.md): one test per rule, citing SH-n."""
+"""Seahaven Towers rules (docs/rules/seahaven-towers.md): one test per rule, citing SH-n."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 
-from engine import Action, Game, IllegalAction
+from engine import Action, Game, IllegalAction, Refusal, Status
 from engine.api import Step
 from engine.codes import RANKS, SUITS
 from engine.seahaven import RULES, State, group_limit, run_length
+from engine.solver import solve
 
 ALL_CARDS = [r + s for s in SUITS for r in RANKS]
 CELL_FILL = ("9C", "TC", "JC", "QC")
@@ -37,7 +38,7 @@ def dtap(at: str, count: int = 1) -> Action:
     return Action("double_tap", (at, count))
 
 
-def ok(state: State, action: Action) -> Step:
+def ok(state: State, action: Action) -> Step[State]:
     return RULES.apply(state, action)
 
 
@@ -112,6 +113,8 @@ def test_sh14_missing_cells_do_not_exist() -> None:
 def test_rules_object_shape() -> None:
     assert RULES.game == "SH"
     assert RULES.statuses == ("playing", "won", "stuck")
+    assert RULES.statuses == (Status.PLAYING, Status.WON, Status.STUCK)
+    assert all(isinstance(status, Status) for status in RULES.statuses)
     assert RULES.progress_total == 52
 
 
@@ -621,6 +624,58 @@ def test_hints_tappable_and_movable() -> None:
     assert hints["tappable"] == ["col:1", "cell:1"]
     assert "col:1" in hints["movable"] and "col:2" not in hints["movable"]
     assert hints["runs"]["col:1"] == 1
+
+
+def test_hints_targets_name_every_destination_and_group_counts() -> None:
+    """SH-4..SH-11 in the hints: each movable location maps to where it can go now, exactly."""
+    state = board("2C KS QS", "KH", "", "", *fillers(6), cells=("9C", None, None, None))
+    hints: dict[str, Any] = RULES.hints(state)
+    targets, counts = hints["targets"], hints["counts"]
+    assert list(targets) == hints["movable"]
+    # SH-8/SH-9: the KS-led run of two goes into either empty column; QS alone goes to cells (SH-5).
+    assert targets["col:1"] == ["col:3", "col:4", "cell:2", "cell:3", "cell:4"]
+    assert counts["col:1"] == {"col:3": 2, "col:4": 2}
+    # SH-8: a lone bottom king may still move to another empty column (a legal move).
+    assert targets["col:2"] == ["col:3", "col:4", "cell:2", "cell:3", "cell:4"]
+    assert "col:2" not in counts
+    # SH-5 and the Decision: cell to cell is legal.
+    assert targets["cell:1"] == ["cell:2", "cell:3", "cell:4"]
+    for src, dsts in targets.items():
+        assert len(dsts) == len(set(dsts)), src
+        for dst in dsts:
+            ok(state, move(src, dst, counts.get(src, {}).get(dst, 1)))
+
+
+def test_hints_targets_include_foundations_and_take_backs() -> None:
+    """SH-6 and SH-17 in the hints: ``found:<suit>`` as a target, a foundation top as a source."""
+    state = board("KH 2H", "3H", *fillers(8), cells=("AS", None, None, None), found=(0, 1, 0, 0))
+    targets = RULES.hints(state)["targets"]
+    # 2H onto 3H (SH-4) or onto the hearts foundation holding AH (SH-6), or into a free cell.
+    assert targets["col:1"] == ["col:2", "found:H", "cell:2", "cell:3", "cell:4"]
+    assert targets["cell:1"] == ["found:S", "cell:2", "cell:3", "cell:4"]  # AS goes up first
+    # SH-17: the AH on its foundation may come back onto 2H or into a free cell.
+    assert targets["found:H"] == ["col:1", "cell:2", "cell:3", "cell:4"]
+    assert RULES.hints(state)["counts"] == {}
+
+
+def test_sh13_a_won_game_offers_nothing_to_tap_or_move() -> None:
+    """SH-13 (Decision "A win is final"): after a real win, hints offer no tap and no move.
+
+    Before the fix ``movable`` still listed the foundations: SH-17 take-backs
+    into the free cells were offered on a finished game.
+    """
+    answer = solve("SH1-C2-QPRWMR3", 200_000)
+    assert answer.result == "won" and answer.actions
+    game = Game.replay("SH1-C2-QPRWMR3", answer.actions)
+    assert game.status == Status.WON
+    for hints in (game.hints(), RULES.hints(game.state), game.view()["hints"]):
+        assert hints["tappable"] == [] and hints["movable"] == []
+        assert hints["targets"] == {} and hints["counts"] == {}
+    assert RULES.legal_actions(game.state) == [] and game.legal_actions() == []
+    for action in (move("found:S", "cell:1"), tap("col:1"), dtap("cell:1")):
+        with pytest.raises(IllegalAction) as info:
+            RULES.apply(game.state, action)
+        assert info.value.code == Refusal.GAME_OVER == "game_over"
 
 
 def test_game_view_is_json_ready() -> None:

@@ -453,3 +453,33 @@ def test_random_positions_agree_with_the_model(variant: str, rnd: random.Random)
             accepted.add(action.args)
     assert {a.args for a in RULES.legal_actions(state)} == accepted
     assert RULES.status(state) == model_status(model)
+
+
+@settings(max_examples=100, deadline=None)
+@given(variant=VARIANTS, rnd=st.randoms(use_true_random=False))
+def test_hint_targets_are_exactly_the_legal_moves(variant: str, rnd: random.Random) -> None:
+    """Hints ``targets``/``counts`` (SH-4..SH-11, SH-17) list every legal move and only those.
+
+    Every target is accepted by ``apply`` (and by the model) with the count the
+    hints give; every legal move's destination is listed; and a source and a
+    destination never have two legal counts, so one count per target is exact.
+    """
+    ncells = {"C4": 4, "C2": 2, "C1": 1}[variant]
+    state = random_position(rnd, ncells)
+    hints = RULES.hints(state)
+    targets, counts = hints["targets"], hints["counts"]
+    assert list(targets) == hints["movable"]
+    listed = set()
+    for src, dsts in targets.items():
+        assert dsts and len(dsts) == len(set(dsts)), src
+        assert set(counts.get(src, {})) <= set(dsts), src
+        for dst in dsts:
+            count = counts.get(src, {}).get(dst, 1)
+            assert count > 1 or dst not in counts.get(src, {}), (src, dst)
+            action = Action("move", (src, dst, count))
+            RULES.apply(state, action)  # raises IllegalAction if the hint were wrong
+            assert check(model_of(state), action) is not None, action.to_text()
+            listed.add((src, dst, count))
+    legal = [a.args for a in RULES.legal_actions(state)]
+    assert set(legal) == listed
+    assert len(legal) == len({(src, dst) for src, dst, _ in legal})  # one count per pair

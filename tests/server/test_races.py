@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from server.config import Settings
+from tests.conftest import ClockedServer
 from tests.server.competing import line_with_progress, play, verify_entry, whole_board, winnable_hh
 from tests.support import Client, new_player, running_server
 
@@ -25,7 +26,8 @@ def no_boards(message: dict[str, Any]) -> None:
     assert '"board"' not in text and '"state"' not in text, message
 
 
-async def test_race_of_three_with_a_spectator_and_a_reconnect(server: str) -> None:
+async def test_race_of_three_with_a_spectator_and_a_reconnect(clocked_server: ClockedServer) -> None:
+    server, clock = clocked_server.url, clocked_server.clock
     code, win = winnable_hh()
     slow = line_with_progress(code)
     assert slow is not None
@@ -52,6 +54,7 @@ async def test_race_of_three_with_a_spectator_and_a_reconnect(server: str) -> No
         while countdown["event"] != "countdown":
             countdown = await client.next_push("race_update")
         assert countdown["race"]["starts_at"] == started["race"]["starts_at"]
+    clock.advance(1000)  # the countdown runs on the server's clock: no waiting
 
     games = {}
     for name, client in (("Ada", ada), ("Bob", bob), ("Cy", cy)):

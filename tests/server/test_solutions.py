@@ -13,10 +13,11 @@ from sqlalchemy import text
 
 from engine import Action, Game
 from engine.codes import make_code
+from engine.replay import steps_json
 from engine.solver import solve
 from server.config import Settings
-from server.daily import FAMILIES
-from server.solutions import DAILY_BUDGET
+from server.features.dailies.model import FAMILIES
+from server.features.solutions.model import DAILY_BUDGET
 from server.storage.db import make_engine
 from tests.server.competing import clocked_server
 from tests.support import Client, ManualClock, ahttp, new_player, running_server
@@ -35,6 +36,28 @@ def lost_sh_code() -> tuple[str, Action]:
             if game.apply(action).game.status == "playing":
                 return str(code), action
     pytest.fail("no lost one-cell deal among the first seeds")
+
+
+def won_board(board: dict[str, Any]) -> bool:
+    """Every card cleared: an empty heart (HH), or four complete foundations (SH)."""
+    if "heart" in board:
+        return all(slot["card"] is None for slot in board["heart"])
+    kings = {"S": "KS", "H": "KH", "D": "KD", "C": "KC"}
+    return board["foundations"] == kings and not any(board["columns"]) and not any(board["cells"])
+
+
+def check_steps(body: dict[str, Any]) -> None:
+    """``steps``: always present; the engine's replay of ``actions``, ending won when ``won``."""
+    assert "steps" in body
+    if body["actions"] is None:
+        assert body["steps"] is None
+        return
+    actions = [Action.from_json(a) for a in body["actions"]]
+    assert body["steps"] == steps_json(body["code"], actions)
+    assert [s["index"] for s in body["steps"]] == list(range(len(actions) + 1))
+    if body["result"] == "won":
+        last = body["steps"][-1]
+        assert last["status"] == "won" and won_board(last["view"]["board"])
 
 
 async def player_client(base: str, name: str) -> Client:
@@ -91,10 +114,26 @@ async def test_solution_only_after_the_game_over_http_and_websocket(server: str)
     actions = [Action.from_json(a) for a in body["actions"]]
     assert body["length"] == len(actions)
     assert Game.replay(WON_SH, actions).status == "won"  # step by step, as a client replays it
+    check_steps(body)
+    assert body["steps"][0]["view"]["board"] == Game.new(WON_SH).view()["board"]  # the deal first
     over_ws = await client.request("solution", game_id=game_id)
     assert over_ws["type"] == "solution" and over_ws["actions"] == body["actions"]
+    assert over_ws["steps"] == body["steps"]
     missing = await client.request("solution", game_id="g_nothing")
     assert missing["type"] == "error" and missing["code"] == "not_found"
+    await client.close()
+
+
+async def test_a_heart_to_heart_solution_steps_to_an_empty_heart(server: str) -> None:
+    code = str(make_code("HH", "N", 3))  # HH1-N-AAAAAAD: the solver wins it in a few nodes
+    client = await player_client(server, "Hearty")
+    game_id = (await client.request("new_game", code=code))["game"]["id"]
+    await client.request("resign", game_id=game_id)
+    body = await client.request("solution", game_id=game_id)  # checked against asyncapi.json too
+    assert body["type"] == "solution" and body["result"] == "won"
+    check_steps(body)
+    for step in body["steps"]:  # HH-6: the stock's count, never its cards
+        assert set(step["view"]["board"]) == {"heart", "stock_count", "waste_top", "waste_count", "selection"}
     await client.close()
 
 
@@ -106,6 +145,7 @@ async def test_an_impossible_deal_says_so_after_the_game(server: str) -> None:
     status, body = await ahttp("GET", f"{server}/api/games/{game_id}/solution")
     assert status == 200 and body["winnable"] is False and body["result"] == "impossible"
     assert body["actions"] is None and body["length"] is None
+    check_steps(body)
     await client.close()
 
 
@@ -130,6 +170,7 @@ async def test_a_daily_solution_waits_for_the_end_of_its_day(clocked: str, clock
     clock.advance(86_400_000)
     status, body = await ahttp("GET", f"{clocked}/api/games/{game_id}/solution")
     assert status == 200 and body["winnable"] is True
+    check_steps(body)
     await client.close()
 
 

@@ -13,12 +13,13 @@ from datetime import UTC, date, datetime
 
 from engine import GameCode
 from engine.codes import MAX_SEED, make_code
+from engine.vocabulary import Status
 from server.errors import ProtocolError
 from server.vocabulary import ErrorCode
 
 FAMILIES = ("HH1-N", "SH1-C4", "SH1-C2", "SH1-C1")
 DAY_MS = 86_400_000
-NO_PROGRESS_STATUSES = ("stalemate", "stuck", "lost")
+NO_PROGRESS_STATUSES = (Status.STALEMATE, Status.STUCK, Status.LOST)
 _DAY_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 

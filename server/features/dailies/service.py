@@ -17,6 +17,7 @@ import logging
 from sqlalchemy.exc import IntegrityError
 
 from engine import GameCode, parse_code
+from engine.vocabulary import Result
 from server.core.games import LiveGame
 from server.core.services import Services
 from server.errors import ProtocolError
@@ -143,7 +144,7 @@ class Dailies:
             live = await self.games.get(game_id)
             if live is not None and not live.finished and live.status in NO_PROGRESS_STATUSES:
                 with contextlib.suppress(ProtocolError):  # finished meanwhile: nothing to count
-                    await self.games.end(game_id, player_id, "resigned")
+                    await self.games.end(game_id, player_id, Result.RESIGNED)
 
     async def _has_ranked(self, player_id: str, code: str) -> bool:
         async with self.services.engine.connect() as conn:
@@ -167,7 +168,7 @@ class Dailies:
 
     async def _expire(self, game_id: str) -> bool:
         try:
-            await self.games.end(game_id, None, "expired")
+            await self.games.end(game_id, None, Result.EXPIRED)
         except ProtocolError:  # finished meanwhile
             return False
         return True

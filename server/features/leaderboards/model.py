@@ -15,7 +15,6 @@ from typing import Any
 
 from sqlalchemy import Row
 
-from server.core.games import FINAL_RESULTS, LiveGame
 from server.errors import ProtocolError
 from server.vocabulary import ErrorCode
 
@@ -35,31 +34,6 @@ def sort_key(won: bool, progress: int, moves: int, elapsed_ms: int) -> int:
     moves_part = max(0, min(moves, MOVES_CAP))
     time_part = max(0, min(elapsed_ms, TIME_CAP))
     return (lost << 62) | (progress_part << 56) | (moves_part << 36) | time_part
-
-
-def counts(live: LiveGame) -> bool:
-    """Whether a finished game enters its code's leaderboard (a daily: only the ranked attempt)."""
-    return live.ranked and live.result in FINAL_RESULTS
-
-
-def entry_values(live: LiveGame) -> dict[str, Any]:
-    """The leaderboard row a finished game would make."""
-    g = live.game
-    won = live.result == "won"
-    return {
-        "code": str(g.code),
-        "player_id": live.owner_id,
-        "game_id": live.id,
-        "won": won,
-        "progress": g.progress,
-        "moves": g.moves,
-        "elapsed_ms": live.elapsed_ms,
-        "score": g.score,
-        "undos": live.undos,
-        "result": live.result or "",
-        "finished_ms": live.finished_ms or 0,
-        "sort_key": sort_key(won, g.progress, g.moves, live.elapsed_ms),
-    }
 
 
 def bucket_deltas(changes: dict[int, int]) -> list[tuple[int, int, int]]:

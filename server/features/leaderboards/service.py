@@ -3,14 +3,41 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from engine.vocabulary import FINAL_RESULTS, Result
 from server.core import topics
 from server.core.games import LiveGame
 from server.core.services import Services
-from server.features.leaderboards.model import counts, entry_values
+from server.features.leaderboards.model import sort_key
 from server.storage.leaderboards import around, record
+
+
+def counts(live: LiveGame) -> bool:
+    """Whether a finished game enters its code's leaderboard (a daily: only the ranked attempt)."""
+    return live.ranked and live.result in FINAL_RESULTS
+
+
+def entry_values(live: LiveGame) -> dict[str, Any]:
+    """The leaderboard row a finished game would make."""
+    g = live.game
+    won = live.result == Result.WON
+    return {
+        "code": str(g.code),
+        "player_id": live.owner_id,
+        "game_id": live.id,
+        "won": won,
+        "progress": g.progress,
+        "moves": g.moves,
+        "elapsed_ms": live.elapsed_ms,
+        "score": g.score,
+        "undos": live.undos,
+        "result": live.result or "",
+        "finished_ms": live.finished_ms or 0,
+        "sort_key": sort_key(won, g.progress, g.moves, live.elapsed_ms),
+    }
 
 
 class Leaderboards:

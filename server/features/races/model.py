@@ -11,12 +11,23 @@ from typing import Any
 
 from engine import GameCode
 from engine.registry import rules_for
-from server.core.games import FINAL_RESULTS, LiveGame
+from engine.vocabulary import FINAL_RESULTS
 from server.vocabulary import RaceStatus
 
 MAX_RACERS = 16
 DEFAULT_COUNTDOWN_S, MAX_COUNTDOWN_S = 5, 60
 JOINABLE = (RaceStatus.OPEN, RaceStatus.COUNTDOWN)
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """What a race shows of a racer's game at one moment."""
+
+    status: str
+    progress: int
+    moves: int
+    elapsed_ms: int
+    finished_ms: int | None
 
 
 @dataclass
@@ -38,13 +49,13 @@ class Racer:
     def finished(self) -> bool:
         return self.status in FINAL_RESULTS
 
-    def take(self, live: LiveGame) -> bool:
+    def take(self, seen: Progress) -> bool:
         """Copy a game's progress in; returns whether anything visible changed."""
         before = self.json(0)
-        self.status, self.progress = live.status, live.game.progress
-        self.moves, self.elapsed_ms = live.game.moves, live.elapsed_ms
-        if live.finished and self.finished_ms is None:
-            self.finished_ms = live.finished_ms
+        self.status, self.progress = seen.status, seen.progress
+        self.moves, self.elapsed_ms = seen.moves, seen.elapsed_ms
+        if seen.status in FINAL_RESULTS and self.finished_ms is None:
+            self.finished_ms = seen.finished_ms
         return self.json(0) != before
 
     def json(self, progress_total: int) -> dict[str, Any]:

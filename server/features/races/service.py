@@ -15,18 +15,24 @@ from collections.abc import Coroutine
 from typing import Any
 
 from engine import GameCode, parse_code
+from engine.vocabulary import Result, Status
 from server.core import topics
 from server.core.context import Starter
 from server.core.games import LiveGame
 from server.core.services import Services
 from server.core.timing import sleep_until
 from server.errors import ProtocolError
-from server.features.races.model import JOINABLE, MAX_RACERS, Racer, RaceState
+from server.features.races.model import JOINABLE, MAX_RACERS, Progress, Racer, RaceState
 from server.storage import queries
 from server.storage import races as store
 from server.vocabulary import ErrorCode, RaceEvent, RaceStatus
 
 RETAIN_FINISHED_MS = 600_000  # a finished race stays in memory this long (then it is read back)
+
+
+def progress_of(live: LiveGame) -> Progress:
+    game = live.game
+    return Progress(live.status, game.progress, game.moves, live.elapsed_ms, live.finished_ms)
 
 
 class Races:
@@ -72,7 +78,7 @@ class Races:
         racer = race.racers[player_id]
         if race.status is RaceStatus.RUNNING and racer.game_id is not None and not racer.finished:
             with contextlib.suppress(ProtocolError):
-                await self.services.games.end(racer.game_id, player_id, "resigned")
+                await self.services.games.end(racer.game_id, player_id, Result.RESIGNED)
             return
         if race.status not in JOINABLE:
             return
@@ -108,7 +114,7 @@ class Races:
         )
         for racer, live in zip(racers, games, strict=True):
             racer.game_id = live.id
-            racer.take(live)
+            racer.take(progress_of(live))
         async with self.services.engine.begin() as conn:
             for racer in racers:
                 await store.set_game(conn, race.id, racer.player_id, racer.game_id)
@@ -132,9 +138,9 @@ class Races:
         racer = race.racers.get(live.owner_id) if race else None
         if race is None or racer is None or racer.game_id != live.id or race.status is not RaceStatus.RUNNING:
             return
-        if not racer.take(live):
+        if not racer.take(progress_of(live)):
             return
-        if racer.status == "won" and racer.place is None:
+        if racer.status == Status.WON and racer.place is None:
             race.place_winner(racer)
         progress = {"type": "race_progress", "race_id": race.id, "racer": racer.json(race.progress_total)}
         self.services.hub.publish(topics.race(race.id), progress)
@@ -180,14 +186,14 @@ class Races:
             race.racers[entry.player_id] = racer
             live = await self.services.games.get(entry.game_id) if entry.game_id else None
             if live is not None:
-                racer.take(live)
+                racer.take(progress_of(live))
         self._resume(race)
         return race
 
     def _resume(self, race: RaceState) -> None:
         """Places from finish times; a countdown that was cut short by a restart goes on."""
         for racer in sorted(race.racers.values(), key=lambda r: r.finished_ms or 0):
-            if racer.status == "won":
+            if racer.status == Status.WON:
                 race.place_winner(racer)
         if race.status is RaceStatus.FINISHED:
             race.place_the_rest()

@@ -14,9 +14,8 @@ from typing import Any
 from sqlalchemy import Row
 
 from engine.verify import Mismatch, Verification, elapsed_from_times, verify
+from engine.vocabulary import DECLARED_RESULTS, Result
 from server.features.leaderboards.model import sort_key
-
-DECLARED = ("resigned", "expired")
 
 
 def claimed_from_row(row: Row[Any]) -> dict[str, Any]:
@@ -28,7 +27,7 @@ def claimed_from_row(row: Row[Any]) -> dict[str, Any]:
         "progress": row.progress,
         "fingerprint": row.fingerprint,
     }
-    if row.status not in DECLARED:
+    if row.status not in DECLARED_RESULTS:
         claimed["status"] = row.status
     return claimed
 
@@ -36,7 +35,7 @@ def claimed_from_row(row: Row[Any]) -> dict[str, Any]:
 def check_entry(entry: Row[Any], replayed: dict[str, Any], elapsed_ms: int) -> list[Mismatch]:
     """The leaderboard entry must show exactly the replayed game (and the logged time)."""
     expected = {
-        "won": replayed["result"] == "won",
+        "won": replayed["result"] == Result.WON,
         "result": replayed["result"],
         "progress": replayed["progress"],
         "moves": replayed["moves"],

@@ -16,6 +16,7 @@ from typing import Any
 
 from engine import Game, GameCode
 from engine.solver import SolveResult, solve
+from engine.vocabulary import Status
 
 DAILY_BUDGET = 50_000  # nodes per daily candidate: a winnable deal is nearly always proven well within
 SOLUTION_BUDGET = 200_000  # nodes for the after-game answer (cached per code)
@@ -65,4 +66,4 @@ def proven_length(code: GameCode | str) -> int | None:
 
 def may_be_lost(game: Game) -> bool:
     """Only a Seahaven position still ``playing`` can become ``lost``."""
-    return game.code.game in LOST_GAMES and game.status == "playing"
+    return game.code.game in LOST_GAMES and game.status == Status.PLAYING

@@ -14,7 +14,7 @@ const ROWS = [
   [4, 6],
   [5],
 ];
-export const GEOMETRY = ROWS.flatMap((xs, row) => xs.map((x) => ({ row, x })));
+const GEOMETRY = ROWS.flatMap((xs, row) => xs.map((x) => ({ row, x })));
 const RATIO = 1.4;
 
 export class HeartsBoard {

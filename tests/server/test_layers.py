@@ -1,0 +1,130 @@
+"""The server's layers, checked from its imports: no cycles, and every import points down.
+
+Every import counts, including those under ``if TYPE_CHECKING:`` and inside
+functions, so a layer cannot reach up by hiding an import.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVER = ROOT / "server"
+
+# Lower numbers lie lower; a module may import only from its own rank or below.
+GROUND, MODELS, STORAGE, CORE, SERVICES, EDGE, COMPOSITION = range(1, 8)
+EDGE_FEATURES = {"play", "players"}  # features that are adapters only
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def rank(module: str) -> int:
+    """The layer of a server module, from where it lives and what it is."""
+    parts = module.split(".")[1:]
+    if not parts or parts[0] in ("vocabulary", "errors", "clock", "config"):
+        return GROUND
+    top = parts[0]
+    if top in ("app", "cli"):
+        return COMPOSITION
+    if top in ("edge", "ws_transport"):
+        return EDGE
+    if top == "core":
+        return CORE
+    if top == "storage":
+        return STORAGE
+    if top == "features":
+        if len(parts) == 1:
+            return GROUND  # the package docstring only
+        if parts[1] in EDGE_FEATURES or parts[-1] == "api":
+            return EDGE
+        if parts[-1] == "model":
+            return MODELS
+        return SERVICES
+    raise AssertionError(f"{module} has no layer: give it one in this test")
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in SERVER.rglob("*.py")}
+
+
+def imports_of(path: Path, known: set[str]) -> Iterator[str]:
+    """Every server module a file imports (``from server.x import y`` may name module y)."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [f"{node.module}.{alias.name}" for alias in node.names] + [node.module]
+        else:
+            continue
+        for name in names:
+            if name.startswith("server") and name in known:
+                yield name
+
+
+def graph() -> dict[str, set[str]]:
+    known = modules()
+    return {name: set(imports_of(path, set(known))) - {name} for name, path in known.items()}
+
+
+def test_every_server_module_has_a_layer() -> None:
+    for name in modules():
+        rank(name)
+
+
+def test_imports_point_down() -> None:
+    upward = [
+        f"{name} ({rank(name)}) imports {target} ({rank(target)})"
+        for name, targets in graph().items()
+        for target in targets
+        if rank(target) > rank(name) and not name.endswith("__init__")
+    ]
+    assert not upward, "\n".join(sorted(upward))
+
+
+def test_no_import_cycles() -> None:
+    edges = graph()
+    # Package __init__ modules are namespaces here: importing server.x.y names server.x too.
+    edges = {n: {t for t in ts if edges.get(t) or t in edges} for n, ts in edges.items()}
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for target in sorted(edges[node]):
+            if state.get(target) == 1:
+                cycles.append([*path[path.index(target) :], target] if target in path else [node, target])
+            elif target not in state:
+                visit(target, [*path, target])
+        state[node] = 2
+
+    for node in sorted(edges):
+        if node not in state:
+            visit(node, [node])
+    assert not cycles, cycles
+
+
+def test_the_engine_knows_nothing_of_the_server() -> None:
+    for path in (ROOT / "engine").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert not node.module.startswith(("server", "client")), (path, node.module)
+            if isinstance(node, ast.Import):
+                assert not any(a.name.startswith(("server", "client")) for a in node.names), path
+
+
+def test_features_do_not_register_by_import() -> None:
+    """No module-level mutation of another module's registry (``X.append(...)`` at import)."""
+    for path in SERVER.rglob("*.py"):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+                func = node.value.func
+                assert not (isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "update")), (
+                    f"{path}: registration at import"
+                )

@@ -1,0 +1,178 @@
+"""The WebSocket session core without sockets or sleeping: text in, frames and requests out."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from server.config import Limits
+from server.edge.session import MAX_OWN_GAMES, Authenticate, Call, Session
+from server.errors import ProtocolError
+from server.vocabulary import CloseCode, ConnectionState, ErrorCode
+from tests.support import ManualClock
+
+LIMITS = Limits(rate_per_s=10, burst=5, auth_timeout_s=10, max_watches=3)
+
+
+def frames(session: Session) -> list[dict[str, Any]]:
+    return [json.loads(frame) for frame in session.data_to_send()]
+
+
+def opened(clock: ManualClock | None = None) -> Session:
+    session = Session(LIMITS, clock or ManualClock(0))
+    hello = frames(session)
+    assert [m["type"] for m in hello] == ["hello"] and hello[0]["limits"]["burst"] == 5
+    return session
+
+
+def authenticated(clock: ManualClock | None = None) -> Session:
+    session = opened(clock)
+    request = session.receive('{"type":"auth","token":"t","id":1}')
+    assert request == Authenticate("t", 1, 1)
+    session.authenticated(request, ("p_1", "Ada"))
+    assert frames(session) == [
+        {"type": "welcome", "protocol": 1, "player": {"id": "p_1", "name": "Ada"}, "id": 1}
+    ]
+    assert session.state is ConnectionState.AUTHENTICATED
+    return session
+
+
+def test_the_first_message_must_be_auth_and_its_refusal_carries_the_id() -> None:
+    session = opened()
+    assert session.receive('{"type":"ping","id":"a"}') is None
+    [error] = frames(session)
+    assert error["code"] == ErrorCode.NOT_AUTHENTICATED and error["id"] == "a"
+    assert session.state is ConnectionState.CLOSING and session.close_code is CloseCode.AUTH
+    assert session.receive('{"type":"auth"}') is None  # nothing more is read once closing
+
+
+def test_a_null_token_is_refused_with_the_request_id() -> None:
+    session = opened()
+    assert session.receive('{"type":"auth","token":null,"id":7}') is None
+    [error] = frames(session)
+    assert error["code"] == "not_authenticated" and error["id"] == 7 and "token" in error["message"]
+
+
+@pytest.mark.parametrize("text", ["not json", "[1]", "\x00binary", "[" * 5000])
+def test_garbage_before_auth_closes_with_a_clear_error(text: str) -> None:
+    session = opened()
+    assert session.receive(text) is None
+    assert frames(session)[0]["code"] == "not_authenticated"
+    assert session.close_code is CloseCode.AUTH
+
+
+def test_an_unsupported_version_closes_with_4400() -> None:
+    session = opened()
+    assert session.receive('{"type":"auth","protocol":9,"id":2}') is None
+    [error] = frames(session)
+    assert error["code"] == "unsupported_version" and error["id"] == 2
+    assert session.close_code is CloseCode.BAD_VERSION
+
+
+def test_a_bad_token_closes_with_4401() -> None:
+    session = opened()
+    request = session.receive('{"type":"auth","token":"nope"}')
+    assert isinstance(request, Authenticate)
+    session.bad_token(request)
+    assert frames(session)[0]["code"] == "bad_token" and session.close_code is CloseCode.AUTH
+
+
+def test_anonymous_sessions_watch_but_do_not_play() -> None:
+    session = opened()
+    request = session.receive('{"type":"auth"}')
+    assert request == Authenticate(None, 1, None)
+    session.authenticated(request, None)
+    assert frames(session)[0]["player"] is None
+    with pytest.raises(ProtocolError) as refused:
+        session.require_player()
+    assert refused.value.code is ErrorCode.FORBIDDEN
+
+
+def test_the_auth_deadline_follows_the_clock() -> None:
+    clock = ManualClock(0)
+    session = opened(clock)
+    clock.advance(9_999)
+    session.check_time()
+    assert session.state is ConnectionState.CONNECTED
+    clock.advance(1)
+    session.check_time()
+    assert session.close_code is CloseCode.AUTH_TIMEOUT
+    late = opened(clock)
+    clock.advance(10_000)  # auth arriving after the deadline is too late as well
+    assert late.receive('{"type":"auth"}') is None and late.close_code is CloseCode.AUTH_TIMEOUT
+
+
+def test_requests_come_out_validated() -> None:
+    session = authenticated()
+    call = session.receive('{"type":"act","id":"x","game_id":"g_1","seq":0,"action":{"type":"draw"}}')
+    assert call == Call("act", {"game_id": "g_1", "seq": 0, "action": {"type": "draw"}}, "x")
+    session.answer("x", {"type": "result"})
+    assert frames(session) == [{"type": "result", "id": "x"}]
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("{", "bad_json"),
+        ("[" * 5000, "bad_json"),
+        ('{"type":"nope"}', "unknown_type"),
+        ('{"type":"act","game_id":"g"}', "bad_message"),
+        ('{"type":"auth"}', "bad_message"),
+    ],
+)
+def test_bad_requests_are_refused_and_the_session_goes_on(text: str, code: str) -> None:
+    session = authenticated()
+    assert session.receive(text) is None
+    assert frames(session)[0]["code"] == code
+    assert session.state is ConnectionState.AUTHENTICATED
+
+
+def test_the_rate_limit_refills_with_the_clock() -> None:
+    clock = ManualClock(0)
+    session = authenticated(clock)
+    calls = [session.receive(f'{{"type":"ping","id":{i}}}') for i in range(6)]
+    assert all(isinstance(c, Call) for c in calls[:5]) and calls[5] is None
+    assert frames(session) == [
+        {"type": "error", "code": "rate_limited", "message": "too many messages; slow down", "id": 5}
+    ]
+    clock.advance(100)  # 10 per second: one more token
+    assert isinstance(session.receive('{"type":"ping"}'), Call)
+    assert session.receive('{"type":"ping"}') is None
+
+
+def test_an_id_less_flood_is_answered_at_most_ten_times_a_second() -> None:
+    clock = ManualClock(0)
+    session = authenticated(clock)
+    for _ in range(1000):
+        session.receive('{"type":"ping"}')
+    refusals = [m for m in frames(session) if m.get("code") == "rate_limited"]
+    assert len(refusals) == 1
+    clock.advance(100)
+    for _ in range(1000):
+        session.receive("garbage")  # garbage is counted against the budget too
+    assert len([m for m in frames(session) if m.get("code") == "rate_limited"]) == 1
+
+
+def test_watches_are_limited_but_own_games_are_not() -> None:
+    session = authenticated()
+    assert [session.follow(f"game:w{i}") for i in range(3)] == [True, True, True]
+    assert session.follow("game:w0") is False  # already followed
+    with pytest.raises(ProtocolError) as refused:
+        session.follow("game:w3")
+    assert refused.value.code is ErrorCode.RATE_LIMITED
+    dropped = [t for i in range(MAX_OWN_GAMES + 2) for t in session.follow_own(f"game:own{i}")]
+    assert dropped == ["game:own0", "game:own1"]  # only the newest own games are followed
+    assert len(session.topics) == 3 + MAX_OWN_GAMES
+    assert session.unfollow("game:w0") and session.follow("game:w3")
+
+
+def test_the_state_only_moves_forward() -> None:
+    session = authenticated()
+    session.close(CloseCode.GOING_AWAY, "bye")
+    session.close(CloseCode.AUTH, "later decisions do not override the first")
+    assert session.close_code is CloseCode.GOING_AWAY and session.state is ConnectionState.CLOSING
+    assert session.receive('{"type":"ping","id":1}') is None and frames(session) == []
+    session.closed()
+    assert session.state is ConnectionState.CLOSED
