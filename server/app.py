@@ -23,7 +23,6 @@ from pathlib import Path
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.routing import BaseRoute, Mount, WebSocketRoute
-from starlette.staticfiles import StaticFiles
 
 from server.clock import Clock, wall_clock_ms
 from server.config import Settings
@@ -153,5 +152,5 @@ def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -
         WebSocketRoute("/ws", ws.endpoint(services, features.handlers)),
     ]
     if STATIC_DIR.is_dir():
-        routes.append(Mount("/", StaticFiles(directory=STATIC_DIR, html=True), name="static"))
+        routes.append(Mount("/", http.ClientFiles(directory=STATIC_DIR, html=True), name="static"))
     return Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http.http_error})

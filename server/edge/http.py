@@ -19,6 +19,8 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import Scope
 
 from server.errors import ProtocolError
 from server.storage import queries
@@ -116,6 +118,19 @@ async def schema_file(request: Request) -> Response:
 def basic_routes(engine: AsyncEngine) -> list[BaseRoute]:
     """Health and the published schemas."""
     return [health_route(engine), Route("/api/schema/{name}", schema_file)]
+
+
+class ClientFiles(StaticFiles):
+    """The browser client's files, mounted at ``/``; never an answer for an API path.
+
+    Without this, an unknown ``/api/…`` path (or a POST to one) would reach the
+    static files and get their plain-text 404 or 405.
+    """
+
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        if path == "api" or path.startswith("api/"):
+            raise HTTPException(status_code=404, detail=f"no such route: /{path}")
+        return await super().get_response(path, scope)
 
 
 async def http_error(request: Request, exc: Exception) -> Response:

@@ -125,6 +125,6 @@ def test_features_do_not_register_by_import() -> None:
         for node in ast.parse(path.read_text()).body:
             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
                 func = node.value.func
-                assert not (isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "update")), (
-                    f"{path}: registration at import"
-                )
+                assert not (
+                    isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "update")
+                ), f"{path}: registration at import"

@@ -128,3 +128,20 @@ async def test_flood_is_refused_and_others_are_served(clocked_server: ClockedSer
     clocked_server.clock.advance(1500)  # the bucket refills; the same connection is served again
     assert (await client.request("ping"))["type"] == "pong"
     assert (await client.act(game_id, 0, type="draw"))["type"] == "result"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "code"),
+    [
+        ("GET", "/api/nothing-here", 404, "not_found"),
+        ("POST", "/api/games/g_1/nothing", 404, "not_found"),
+        ("DELETE", "/api/players", 404, "not_found"),
+        ("GET", "/api/players", 404, "not_found"),
+        ("PUT", "/api/players/me", 404, "not_found"),
+    ],
+)
+async def test_unknown_api_routes_answer_the_json_envelope(
+    server: str, method: str, path: str, status: int, code: str
+) -> None:
+    got, body = await ahttp(method, server + path)
+    assert got == status and body["error"]["code"] == code, body
