@@ -7,7 +7,7 @@ For PostgreSQL a fresh database is created beside the one named in the URL
 (and dropped afterwards unless ``--keep``); for SQLite the file must not exist
 yet (a temporary one is used when the URL names none). The schema comes from
 the project's migrations and the queries are the server's own
-(``server.leaderboard.top`` and ``around``), so the figures are what the HTTP
+(``server.storage.leaderboards.top`` and ``around``), so the figures are what the HTTP
 routes cost in the database. The last line printed is one JSON object.
 """
 

@@ -15,7 +15,7 @@ down_revision = "0002"
 branch_labels = None
 depends_on = None
 
-COUNT_LEVELS = ((0, 56), (1, 36), (2, 16))  # server.leaderboard.LEVELS
+COUNT_LEVELS = ((0, 56), (1, 36), (2, 16))  # server.features.leaderboards.model.LEVELS
 
 
 def upgrade() -> None:

@@ -197,7 +197,7 @@ def seahaven_lost_line(seed: int = 13, budget: int = 20_000) -> tuple[str, Actio
     """A Hard (one cell) deal the solver wins, and a first move after which it proves that no
     winning line remains although a card can still move: the server's ``lost`` (protocol.md,
     Solutions and dead ends), undone back to a winnable deal. ``budget`` is at most the
-    server's own (``server.solutions.LOST_BUDGET``), so the server proves it too."""
+    server's own (``server.features.solutions.model.LOST_BUDGET``), so the server proves it too."""
     for n, code in enumerate(codes("SH1-C1-", seed)):
         if n > 2_000:
             break
