@@ -13,7 +13,6 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -24,6 +23,7 @@ from starlette.types import Scope
 
 from server.errors import ProtocolError
 from server.storage import queries
+from server.storage.db import ping
 from server.vocabulary import ErrorCode
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schema"
@@ -98,8 +98,7 @@ def health_route(engine: AsyncEngine) -> Route:
     async def health(request: Request) -> Response:
         """200 once the database answers, 503 otherwise."""
         try:
-            async with engine.connect() as conn:
-                await conn.execute(text("SELECT 1"))
+            await ping(engine)
         except Exception as exc:
             return JSONResponse({"status": "unavailable", "database": str(exc)[:200]}, 503)
         return JSONResponse({"status": "ok", "database": "ok"})

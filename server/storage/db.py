@@ -11,7 +11,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry
@@ -43,6 +43,12 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: ConnectionPoolEntry) -> None:
     for pragma in SQLITE_PRAGMAS:
         cursor.execute(f"PRAGMA {pragma}")
     cursor.close()
+
+
+async def ping(engine: AsyncEngine) -> None:
+    """A round trip to the database; raises whatever the driver raises when it is away."""
+    async with engine.connect() as conn:
+        await conn.execute(text("SELECT 1"))
 
 
 def sessionmaker(engine: AsyncEngine) -> async_sessionmaker[Any]:
