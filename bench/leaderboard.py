@@ -34,8 +34,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.features.leaderboards.model import sort_key
-from server.storage.leaderboards import around, rebuild_counts, top
 from server.storage.db import is_sqlite, make_engine, migrate
+from server.storage.leaderboards import around, rebuild_counts, top
 
 CODE = "HH1-N-BENCHAA"
 CHUNK = 50_000

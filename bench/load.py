@@ -10,6 +10,11 @@ process (started here unless ``--url`` is given) so its CPU and memory can be
 read. ``--idle N`` instead holds N idle authenticated connections and reports
 the server memory per connection.
 
+Every wait has a deadline: a client that cannot connect, or a reply that
+does not come within ``REPLY_TIMEOUT_S``, ends the run with an error instead
+of a hang, and the server process (its whole process group) is ended however
+the run ends.
+
 The last line printed is one JSON object (see docs/performance.md).
 """
 
@@ -21,13 +26,14 @@ import json
 import os
 import random
 import resource
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +46,18 @@ from engine import Action, Game  # noqa: E402
 from engine.codes import random_code  # noqa: E402
 
 UNDO = Action("undo")
-PUSHES = ('{"type":"status"', '{"type":"finished"')  # may arrive before an answer
 WARMUP_S = 2.0  # after the start: acting, but not measured yet
+SERVER_START_TIMEOUT_S = 60.0  # until the server answers /health
+SERVER_STOP_TIMEOUT_S = 15.0  # after SIGTERM, before SIGKILL
+CONNECT_TIMEOUT_S = 30.0  # one client's WebSocket handshake
+REPLY_TIMEOUT_S = 30.0  # one answer (hello, welcome, game, result): far above any sane latency
+START_TIMEOUT_S = 120.0  # until every client has connected and opened its game
+FLAT_OUT_RATE_PER_S = 1e6  # the server's per-connection limit when clients act flat out
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a child gets when its parent dies
+
+
+class NoReply(RuntimeError):
+    """An answer the load generator waited for did not come in time."""
 
 
 def fsync_ms(folder: str, rounds: int = 20) -> float:
@@ -64,6 +80,30 @@ def raise_fd_limit() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
+def server_preexec() -> None:
+    """In the server's child process: more file descriptors, and die with the load generator
+    (even on SIGKILL, when no ``finally`` of ours runs)."""
+    raise_fd_limit()
+    if sys.platform == "linux":
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def end_process_group(proc: subprocess.Popen[bytes], timeout: float = SERVER_STOP_TIMEOUT_S) -> None:
+    """SIGTERM the process's group (a graceful shutdown), then SIGKILL what is left."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=timeout)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    with suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)  # anything the server itself started
+
+
 def free_port() -> int:
     import socket
 
@@ -74,31 +114,45 @@ def free_port() -> int:
 
 @contextmanager
 def server_process(db_url: str, rate: float) -> Any:
-    """Start ``solitaire-server`` in its own process and wait for /health."""
+    """Start ``solitaire-server`` in its own process group, wait for /health, and end the
+    group however the run ends (errors, timeouts, Ctrl-C, SIGTERM).
+
+    ``rate`` is the per-connection rate limit for paced runs; 0 (flat out) sets one no
+    client can reach: the server answers a refused request without an id at most ten
+    times a second, and a benchmark must measure the server, not its limiter.
+    """
     port = free_port()
     env = {
         **os.environ,
         "SOLITAIRE_DATABASE_URL": db_url,
         "SOLITAIRE_PORT": str(port),
-        "SOLITAIRE_RATE_PER_S": str(max(50.0, rate)),
+        "SOLITAIRE_RATE_PER_S": str(max(50.0, rate) if rate else FLAT_OUT_RATE_PER_S),
         "SOLITAIRE_BURST": "1000",
     }
     proc = subprocess.Popen(
-        [sys.executable, "-m", "server.cli", "--log-level", "warning"], env=env, preexec_fn=raise_fd_limit
+        [sys.executable, "-m", "server.cli", "--log-level", "warning"],
+        env=env,
+        preexec_fn=server_preexec,
+        start_new_session=True,
     )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{base}/health", timeout=2):
-                break
-        except OSError:
-            time.sleep(0.2)
     try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"the server exited with code {proc.returncode} before answering")
+            try:
+                with urllib.request.urlopen(f"{base}/health", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"the server did not answer /health in {SERVER_START_TIMEOUT_S} s"
+                    ) from None
+                time.sleep(0.2)
         yield base, proc.pid
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        end_process_group(proc)
 
 
 def create_players(base: str, count: int) -> list[str]:
@@ -107,26 +161,40 @@ def create_players(base: str, count: int) -> list[str]:
         request = urllib.request.Request(
             f"{base}/api/players", data=json.dumps({"name": f"load{i}"}).encode(), method="POST"
         )
-        with urllib.request.urlopen(request) as response:
+        with urllib.request.urlopen(request, timeout=REPLY_TIMEOUT_S) as response:
             tokens.append(json.loads(response.read())["token"])
     return tokens
 
 
 class Go:
     """Start line: every client connects and opens its game before anyone acts, so the
-    connection storm is not part of the figures."""
+    connection storm is not part of the figures.
+
+    The clients run in one task group: one that fails before the start cancels the
+    others, waiting here or not; and the start itself has a deadline (:meth:`wait`).
+    """
 
     def __init__(self, clients: int, seconds: float) -> None:
+        self.clients = clients
         self.waiting = clients
         self.seconds = seconds
-        self.started = asyncio.get_running_loop().create_future()
+        self.started: asyncio.Future[float] = asyncio.get_running_loop().create_future()
 
     async def ready(self) -> float:
         """Wait for the start; returns the deadline."""
         self.waiting -= 1
         if self.waiting == 0:
             self.started.set_result(time.monotonic() + WARMUP_S + self.seconds)
-        return float(await self.started)
+        return float(await asyncio.shield(self.started))
+
+    async def wait(self, timeout: float = START_TIMEOUT_S) -> None:
+        """Until every client is at the start line; an error if that takes over ``timeout``."""
+        try:
+            await asyncio.wait_for(asyncio.shield(self.started), timeout)
+        except TimeoutError:
+            raise NoReply(
+                f"{self.waiting} of {self.clients} clients not at the start line after {timeout} s"
+            ) from None
 
 
 class Stats:
@@ -137,11 +205,44 @@ class Stats:
         self.first_error = ""
 
 
+async def receive(ws: Any, what: str) -> str:
+    """The next frame, within ``REPLY_TIMEOUT_S``."""
+    try:
+        return str(await asyncio.wait_for(ws.recv(), REPLY_TIMEOUT_S))
+    except TimeoutError:
+        raise NoReply(f"no {what} within {REPLY_TIMEOUT_S} s") from None
+
+
+async def answer_to(ws: Any, rid: str, what: str) -> str:
+    """The answer carrying request id ``rid``; pushes (status, finished…) carry none and
+    are skipped. The frame is not parsed: the id is unique enough to be looked for."""
+    marker = f'"id":"{rid}"'
+    deadline = time.monotonic() + REPLY_TIMEOUT_S
+    while True:
+        remaining = deadline - time.monotonic()
+        try:
+            frame = str(await asyncio.wait_for(ws.recv(), max(0.0, remaining)))
+        except TimeoutError:
+            raise NoReply(f"no answer to {what} (id {rid}) within {REPLY_TIMEOUT_S} s") from None
+        if marker in frame:
+            return frame
+
+
 async def connect(base: str, token: str) -> Any:
-    ws = await websockets.connect(base.replace("http", "ws", 1) + "/ws", compression=None, max_size=2**20)
-    await ws.recv()
-    await ws.send(json.dumps({"type": "auth", "token": token}))
-    await ws.recv()
+    ws = await websockets.connect(
+        base.replace("http", "ws", 1) + "/ws",
+        compression=None,
+        max_size=2**20,
+        open_timeout=CONNECT_TIMEOUT_S,
+        close_timeout=5,
+    )
+    try:
+        await receive(ws, "hello")
+        await ws.send(json.dumps({"type": "auth", "token": token, "id": "auth"}))
+        await answer_to(ws, "auth", "auth")
+    except BaseException:
+        await ws.close()
+        raise
     return ws
 
 
@@ -151,11 +252,34 @@ async def play(
     """One client: connect and start a game, wait for everyone, then act at the given
     pace until the deadline."""
     ws = await connect(base, token)
+    try:
+        await play_on(ws, game, interval, go, stats, reply_mode)
+    finally:
+        await ws.close()
+
+
+async def play_on(ws: Any, game: str, interval: float, go: Go, stats: Stats, reply_mode: str) -> None:
     variant = "N" if game == "HH" else "C4"
     rng = random.Random()
-    await ws.send(json.dumps({"type": "new_game", "code": str(random_code(game, variant))}))
-    reply = json.loads(await ws.recv())
-    game_id, mirror = reply["game"]["id"], Game.new(reply["game"]["code"])
+    ids = iter(range(1, 2**62))
+
+    async def new_game() -> tuple[str, Game] | None:
+        """A new game on the server and its mirror; None (an error counted) if refused."""
+        rid = f"g{next(ids)}"
+        code = str(random_code(game, variant))
+        await ws.send(json.dumps({"type": "new_game", "code": code, "id": rid}))
+        answer = await answer_to(ws, rid, "new_game")
+        reply = json.loads(answer)
+        if reply.get("type") != "game":
+            stats.errors += 1
+            stats.first_error = stats.first_error or answer[:300]
+            return None
+        return reply["game"]["id"], Game.new(reply["game"]["code"])
+
+    first = await new_game()
+    if first is None:
+        raise RuntimeError(f"new_game refused before the start: {stats.first_error}")
+    game_id, mirror = first
     until = await go.ready()
     next_at = time.monotonic() + rng.random() * interval
     while time.monotonic() < until:
@@ -166,23 +290,23 @@ async def play(
         if mirror.status in ("stalemate", "stuck") and mirror.history:
             legal = [UNDO]  # what a player does at a dead end: take moves back
         if not legal or mirror.status == "won":
-            await ws.send(json.dumps({"type": "new_game", "code": str(random_code(game, variant))}))
-            reply = json.loads(await ws.recv())
-            game_id, mirror = reply["game"]["id"], Game.new(reply["game"]["code"])
+            started_game = await new_game()
+            if started_game is not None:  # else: tried again next round
+                game_id, mirror = started_game
             continue
         action = UNDO if mirror.history and rng.random() < 0.1 else rng.choice(legal)
+        rid = f"a{next(ids)}"
         message = {
             "type": "act",
             "game_id": game_id,
             "seq": mirror.seq,
             "action": action.to_json(),
             "reply": reply_mode,
+            "id": rid,
         }
         started = time.perf_counter()
         await ws.send(json.dumps(message))
-        answer = await ws.recv()
-        while answer.startswith(PUSHES):  # e.g. the solver's dead-end notice: not the answer
-            answer = await ws.recv()
+        answer = await answer_to(ws, rid, "act")  # pushes (e.g. the solver's dead-end notice) skipped
         if answer.startswith('{"type":"result"'):  # the mirror knows the state: no need to parse it
             stats.latencies.append((time.perf_counter() - started) * 1000)
             stats.acked += 1
@@ -190,7 +314,6 @@ async def play(
         else:
             stats.errors += 1
             stats.first_error = stats.first_error or str(answer)[:300]
-    await ws.close()
 
 
 class Sampler:
@@ -224,22 +347,29 @@ async def run_load(args: argparse.Namespace, base: str, pid: int) -> dict[str, A
     interval = args.clients / args.rate if args.rate else 0.0
     sampler = Sampler(pid)
     stop = asyncio.Event()
-    sampling = asyncio.create_task(sampler.run(stop))
     go = Go(args.clients, args.seconds)
-    tasks = [
-        asyncio.create_task(play(base, tokens[i % len(tokens)], args.game, interval, go, stats, args.reply))
-        for i in range(args.clients)
-    ]
-    await go.started
-    await asyncio.sleep(WARMUP_S)  # first actions: not measured
-    stats.latencies.clear()
-    stats.errors = 0
-    acked_before, cpu_before = stats.acked, sampler.cpu()
-    started = time.monotonic()
-    await asyncio.gather(*tasks)
-    elapsed = time.monotonic() - started
-    stop.set()
-    await sampling
+    try:
+        # One group: a client (or the sampler) that fails cancels all the others.
+        async with asyncio.TaskGroup() as group:
+            sampling = group.create_task(sampler.run(stop))
+            tasks = [
+                group.create_task(
+                    play(base, tokens[i % len(tokens)], args.game, interval, go, stats, args.reply)
+                )
+                for i in range(args.clients)
+            ]
+            await go.wait()
+            await asyncio.sleep(WARMUP_S)  # first actions: not measured
+            stats.latencies.clear()
+            stats.errors = 0
+            acked_before, cpu_before = stats.acked, sampler.cpu()
+            started = time.monotonic()
+            await asyncio.gather(*tasks)
+            elapsed = time.monotonic() - started
+            stop.set()
+            await sampling
+    except ExceptionGroup as failed:
+        raise failed.exceptions[0] from failed  # the first failure says why the run ended
     if stats.first_error:
         print(f"first error: {stats.first_error}")
     return {
@@ -257,20 +387,45 @@ async def run_idle(args: argparse.Namespace, base: str, pid: int) -> dict[str, A
     tokens = create_players(base, 50)
     proc = psutil.Process(pid)
     before = proc.memory_info().rss
-    sockets = []
-    for start in range(0, args.idle, 500):
-        batch = [connect(base, tokens[i % len(tokens)]) for i in range(start, min(args.idle, start + 500))]
-        sockets.extend(await asyncio.gather(*batch))
-    await asyncio.sleep(2)
-    after = proc.memory_info().rss
-    for ws in sockets:
-        await ws.close()
+    sockets: list[Any] = []
+    try:
+        for start in range(0, args.idle, 500):
+            async with asyncio.TaskGroup() as group:  # one failed connection cancels the batch
+                batch = [
+                    group.create_task(connect(base, tokens[i % len(tokens)]))
+                    for i in range(start, min(args.idle, start + 500))
+                ]
+            sockets.extend(task.result() for task in batch)
+        await asyncio.sleep(2)
+        after = proc.memory_info().rss
+    except ExceptionGroup as failed:
+        raise failed.exceptions[0] from failed
+    finally:
+        await asyncio.gather(*(ws.close() for ws in sockets), return_exceptions=True)
     return {
         "idle_connections": len(sockets),
         "server_rss_before_mib": round(before / 2**20, 1),
         "server_rss_after_mib": round(after / 2**20, 1),
         "kib_per_idle_connection": round((after - before) / 1024 / len(sockets), 1),
     }
+
+
+def on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+async def within_deadline(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]:
+    """The run, bounded as a whole (each wait inside has its own, shorter deadline)."""
+    if args.idle:
+        budget = (args.idle / 500 + 1) * (CONNECT_TIMEOUT_S + 2 * REPLY_TIMEOUT_S) + 30
+        run = run_idle(args, base, pid)
+    else:
+        budget = START_TIMEOUT_S + WARMUP_S + args.seconds + 2 * REPLY_TIMEOUT_S + 30
+        run = run_load(args, base, pid)
+    try:
+        return await asyncio.wait_for(run, budget)
+    except TimeoutError:
+        raise NoReply(f"the run did not end within {budget:.0f} s") from None
 
 
 def main() -> None:
@@ -288,16 +443,17 @@ def main() -> None:
         "--reply", choices=["brief", "full"], default="brief", help="result size clients ask for"
     )
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, on_sigterm)  # so that the server is ended as on Ctrl-C
     raise_fd_limit()
     folder = tempfile.mkdtemp(prefix="solitaire-load-")
     db_url = f"sqlite+aiosqlite:///{folder}/load.db" if args.db == "sqlite" else args.db
     fsync_start = fsync_ms(folder)
     if args.url:
         base, pid = args.url, int(os.environ.get("SOLITAIRE_SERVER_PID", "0"))
-        result = asyncio.run(run_idle(args, base, pid) if args.idle else run_load(args, base, pid))
+        result = asyncio.run(within_deadline(args, base, pid))
     else:
         with server_process(db_url, args.rate / max(1, args.clients) * 4) as (base, pid):
-            result = asyncio.run(run_idle(args, base, pid) if args.idle else run_load(args, base, pid))
+            result = asyncio.run(within_deadline(args, base, pid))
     own = psutil.Process().cpu_times()
     print(f"load generator cpu: {own.user + own.system:.1f} s")
     summary = {"db": db_url.split(":")[0], "clients": args.idle or args.clients, **result}

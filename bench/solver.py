@@ -78,6 +78,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=MAX_WORKERS, help="processes, at most 2")
     parser.add_argument("--only", choices=[f"{g}1-{v}" for g, v in VARIANTS], help="one variant")
     parser.add_argument(
+        "--timeout", type=float, default=3600, help="seconds for the whole run (a lost worker would hang it)"
+    )
+    parser.add_argument(
         "--traditional", action="store_true", help="Seahaven groups of free cells + 1 only (not SH-10)"
     )
     args = parser.parse_args()
@@ -89,8 +92,8 @@ def main() -> None:
     ]
     workers = max(1, min(MAX_WORKERS, args.workers))
     started = time.perf_counter()
-    with Pool(workers) as pool:
-        rows = pool.map(run_one, jobs, chunksize=4)
+    with Pool(workers) as pool:  # leaving the block terminates the workers, on a timeout too
+        rows = pool.map_async(run_one, jobs, chunksize=4).get(timeout=args.timeout)
     table = summarize(rows)
     for family, entry in table.items():
         shares = " ".join(f"{k} {entry[k]:.1%}" for k in ("won", "impossible", "unknown"))

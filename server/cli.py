@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import gc
 import logging
+import socket
 import sys
 import warnings
 from dataclasses import replace
@@ -23,6 +24,7 @@ from server.config import Limits, Settings
 from server.storage.db import migrate_sync
 from server.ws_transport import IMPL_CHOICES, IMPL_NAME, uvicorn_ws
 
+READY_LINE = "Solitaire server ready: open "  # then the URL, on stdout once listening
 GC_YOUNG_THRESHOLD = 50_000  # net container allocations between young collections (default 700)
 
 
@@ -99,6 +101,19 @@ class GracefulServer(uvicorn.Server):
         loop = asyncio.get_event_loop()
         loop.call_soon_threadsafe(lambda: loop.create_task(self._goodbye(services, sig, frame)))
 
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started:  # on stdout whatever the log level: scripts wait for this line
+            print(f"{READY_LINE}{self.url}/ in a browser", flush=True)
+
+    @property
+    def url(self) -> str:
+        """``http://HOST:PORT`` with the port actually bound (the free one after ``--port 0``)."""
+        port = self.servers[0].sockets[0].getsockname()[1]
+        host = "0.0.0.0" if self.config.host is None else self.config.host
+        scheme = "https" if self.config.ssl else "http"
+        return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
+
     async def _goodbye(self, services: object, sig: int, frame: FrameType | None) -> None:
         from server.app import shutdown_connections
         from server.core.services import Services
@@ -152,17 +167,6 @@ async def serve(settings: Settings, log_level: str) -> None:
     await server.serve()
 
 
-class _PrintURL(logging.Filter):
-    """Print the browser URL once uvicorn reports the real port (handy with --port 0)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        if "Uvicorn running on" in message:
-            url = message.split("Uvicorn running on ", 1)[1].split(" ")[0]
-            print(f"Solitaire server ready: open {url}/ in a browser", flush=True)
-        return True
-
-
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     settings = settings_from_args(args)
@@ -175,7 +179,6 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as exc:
         build_parser().error(str(exc))
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("uvicorn.error").addFilter(_PrintURL())
     logging.getLogger("alembic").setLevel(logging.WARNING)
     try:
         asyncio.run(serve(settings, args.log_level))

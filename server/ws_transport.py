@@ -16,6 +16,28 @@ from __future__ import annotations
 from uvicorn._types import ASGIReceiveEvent
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
+# uvicorn's sans-I/O protocol is private API: the range of uvicorn releases this module was
+# tested with (pyproject.toml pins the same), and what of it is used beyond its public methods.
+TESTED_UVICORN = (">=0.35", "<0.55")
+UVICORN_PRIVATE_NAMES = (
+    "uvicorn._types.ASGIReceiveEvent",
+    "uvicorn.protocols.websockets.websockets_sansio_impl.WebSocketsSansIOProtocol",
+)
+UVICORN_PROTOCOL_ATTRIBUTES = (  # of a WebSocketsSansIOProtocol instance
+    "frames",
+    "curr_msg_data_type",
+    "close_sent",
+    "queue",
+    "read_paused",
+    "transport",
+    "conn",
+    "logger",
+    "client",
+    "handle_parser_exception",
+    "send_receive_event_to_app",  # overridden: called by handle_text/bytes/cont
+    "receive",  # overridden: the ASGI receive callable
+)
+
 READ_HIGH_WATER = 16  # messages waiting for the app before the socket is no longer read
 READ_LOW_WATER = 4  # reading resumes once no more than this many wait
 

@@ -8,9 +8,10 @@ the run instead of skipping half the suite.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from sqlalchemy.engine import make_url
 
 from server.config import Settings
 from tests.contract import pytest_sessionfinish  # noqa: F401  (checks every received message)
-from tests.support import PG_ADMIN_URL, ManualClock, running_server
+from tests.support import OPEN_CLIENTS, PG_ADMIN_URL, ManualClock, running_server
 
 BACKENDS = ["sqlite", "postgres"]
 
@@ -55,6 +56,22 @@ def create_pg_database() -> str:
 
 def drop_pg_database(name: str) -> None:
     asyncio.run(_pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture
+async def _close_test_clients() -> AsyncIterator[None]:
+    """Close the test clients a test left open, on its own event loop before that loop closes
+    (left to the garbage collector, each would be an unclosed-transport ResourceWarning)."""
+    yield
+    clients = list(OPEN_CLIENTS)
+    OPEN_CLIENTS.clear()
+    await asyncio.gather(*(client.close() for client in clients), return_exceptions=True)
+
+
+@pytest.fixture(autouse=True)
+def _async_tests_close_their_clients(request: pytest.FixtureRequest) -> None:
+    if inspect.iscoroutinefunction(request.function):
+        request.getfixturevalue("_close_test_clients")
 
 
 @pytest.fixture(scope="module", params=BACKENDS)

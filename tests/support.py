@@ -23,11 +23,12 @@ import websockets
 
 from server.app import create_app
 from server.cli import uvicorn_config
-from server.config import Settings
 from server.clock import Clock, wall_clock_ms
+from server.config import Settings
 from tests.contract import SENT
 
 RECEIVED: list[dict[str, Any]] = []  # every server message seen by any test client
+OPEN_CLIENTS: set[Client] = set()  # connected and not closed yet: closed after each test (conftest)
 _ids = itertools.count(1)
 PG_ADMIN_URL = os.environ.get("SOLITAIRE_TEST_PG_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
 
@@ -67,16 +68,19 @@ def running_server(
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError(f"server did not start on port {port}")
-        time.sleep(0.02)
     try:
+        deadline = time.monotonic() + 30
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"server did not start on port {port}")
+            time.sleep(0.02)
         yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         thread.join(timeout=30)
+        if thread.is_alive():  # connections that would not close: stop without waiting for them
+            server.force_exit = True
+            thread.join(timeout=10)
 
 
 def http(method: str, url: str, body: Any = None, token: str | None = None) -> tuple[int, Any]:
@@ -118,13 +122,15 @@ class Client:
             additional_headers=headers or None,
             compression=None,
             max_size=2**22,
-            max_queue=None,  # unread pushes never stall reading: close() gets the server's close frame at once
+            max_queue=None,  # unread pushes never stall reading: close() gets the server's close at once
         )
         client = cls(ws)
+        OPEN_CLIENTS.add(client)
         client.hello = await client.recv()
         assert client.hello["type"] == "hello"
         if token is not None or headers.get("anonymous") is None:
-            welcome = await client.request("auth", **({"token": token} if token else {}))
+            auth: dict[str, Any] = {"token": token} if token else {}
+            welcome = await client.request("auth", **auth)
             assert welcome["type"] == "welcome", welcome
         return client
 
@@ -169,4 +175,5 @@ class Client:
         return await self.request("act", game_id=game_id, seq=seq, action=action)
 
     async def close(self) -> None:
+        OPEN_CLIENTS.discard(self)
         await self.ws.close()

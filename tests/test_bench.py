@@ -7,14 +7,17 @@ by running the scripts themselves (docs/performance.md).
 from __future__ import annotations
 
 import json
-import subprocess
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from server.config import Limits, Settings
+from tests import processes
 from tests.conftest import create_pg_database, drop_pg_database, pg_database_url
+from tests.support import running_server
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 LOAD_KEYS = {
@@ -32,10 +35,12 @@ LOAD_KEYS = {
 }
 
 
-def last_json(script: str, *args: str, timeout: float = 240) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, str(BENCH / script), *args], capture_output=True, text=True, timeout=timeout
-    )
+def last_json(
+    script: str, *args: str, timeout: float = 90, env: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Run a bench script (under the per-test timeout): past ``timeout`` it and its whole
+    process group are ended, and the load bench ends the server it started."""
+    done = processes.run([sys.executable, str(BENCH / script), *args], timeout=timeout, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
@@ -64,6 +69,18 @@ def test_load_on_postgres_paced() -> None:
     assert set(result) == LOAD_KEYS
     assert result["db"] == "postgresql+asyncpg" and result["errors"] == 0
     assert 50 <= result["actions_per_s"] <= 150  # paced at 100 per second
+
+
+def test_load_past_the_rate_limit_counts_refusals_instead_of_hanging(tmp_path: Path) -> None:
+    """Flat-out clients against a server that allows 50 messages a second: the server answers
+    an id-less refusal at most ten times a second, so a client waiting for every answer used to
+    hang here. The bench sends ids, so each refusal comes back and is counted as an error."""
+    limits = Limits(rate_per_s=50, burst=100)
+    database_url = f"sqlite+aiosqlite:///{tmp_path / 'limited.db'}"
+    with running_server(Settings(database_url=database_url, secret="test-secret", limits=limits)) as base:
+        env = {**os.environ, "SOLITAIRE_SERVER_PID": str(os.getpid())}  # the server runs in this process
+        result = last_json("load.py", "--url", base, "--clients", "5", "--seconds", "1", env=env)
+    assert result["errors"] > 0 and result["actions_per_s"] > 0
 
 
 def test_idle_connections_report_memory_per_connection() -> None:

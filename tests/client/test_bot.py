@@ -8,19 +8,19 @@ import sys
 from pathlib import Path
 
 from client import SolitaireClient, verify_game
+from tests import processes
 
 BOT = Path(__file__).resolve().parents[2] / "client" / "examples" / "bot.py"
 
 
 async def test_the_bot_finishes_a_daily_challenge(server: str) -> None:
     assert len(BOT.read_text().splitlines()) < 100
-    process = await asyncio.create_subprocess_exec(
+    async with processes.async_started(
         sys.executable, str(BOT), "--server", server, "--daily", "SH1-C1", "--budget", "60",
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
-    out, _ = await asyncio.wait_for(process.communicate(), 120)
-    text = out.decode()
+    ) as process:  # fmt: skip
+        text = (await processes.communicate(process, 90)).decode()
     assert process.returncode == 0, text
     found = re.search(r"finished: (won|resigned) .* game (g_\w+)", text)
     assert found, text

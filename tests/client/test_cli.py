@@ -7,11 +7,13 @@ import json
 import os
 import stat
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from client import SolitaireClient
+from tests import processes
 from tests.support import RECEIVED
 
 SCRIPT = Path(sys.executable).with_name("solitaire")
@@ -24,6 +26,7 @@ class Run:
         self.server = server
         self.config = home / "config.json"
         self.trace = home / "trace.jsonl"
+        self.started: list[asyncio.subprocess.Process] = []  # all ended by the fixture
 
     def argv(self, *args: str) -> list[str]:
         base = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "client.cli"]
@@ -33,19 +36,26 @@ class Run:
         return {**os.environ, "SOLITAIRE_CONFIG": str(self.config), "NO_COLOR": "1", "PYTHONUTF8": "1"}
 
     async def start(self, *args: str) -> asyncio.subprocess.Process:
-        return await asyncio.create_subprocess_exec(
+        process = await asyncio.create_subprocess_exec(
             *self.argv(*args),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             env=self.env(),
+            start_new_session=True,
         )
+        self.started.append(process)
+        return process
 
     async def __call__(self, *args: str, stdin: str = "", timeout: float = 60) -> tuple[int, str]:
         process = await self.start(*args)
-        out, _ = await asyncio.wait_for(process.communicate(stdin.encode()), timeout)
+        out = await processes.communicate(process, timeout, stdin.encode())
         self.collect()
         return process.returncode or 0, out.decode()
+
+    async def end_all(self) -> None:
+        for process in self.started:
+            await processes.end_async(process)
 
     def collect(self) -> None:
         if self.trace.exists():
@@ -58,8 +68,12 @@ class Run:
 
 
 @pytest.fixture
-def run(server: str, tmp_path: Path) -> Run:
-    return Run(server, tmp_path)
+async def run(server: str, tmp_path: Path) -> AsyncIterator[Run]:
+    runner = Run(server, tmp_path)
+    try:
+        yield runner
+    finally:
+        await runner.end_all()  # what a failed or timed-out test left running
 
 
 async def test_create_a_player_and_play_heart_to_heart(run: Run) -> None:
@@ -95,9 +109,9 @@ async def test_seahaven_commands_and_watching(run: Run, server: str) -> None:
         legal = game.state.hints["movable"][0]
         await game.double_tap(legal)
         await game.resign()
-    out, _ = await asyncio.wait_for(watcher.communicate(), 30)
+    watched, _ = await asyncio.wait_for(watcher.communicate(), 30)
     run.collect()
-    assert watcher.returncode == 0 and b"double_tap" in out and b"finished: resigned" in out
+    assert watcher.returncode == 0 and b"double_tap" in watched and b"finished: resigned" in watched
 
 
 async def test_errors_are_reported_without_a_traceback(run: Run) -> None:

@@ -138,5 +138,5 @@ def test_engine_does_not_load_server_or_io_modules() -> None:
         "bad = {'asyncio', 'socket', 'sqlalchemy', 'server', 'starlette'} & set(sys.modules);"
         "print(sorted(bad))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip() == "[]"

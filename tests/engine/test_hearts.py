@@ -361,7 +361,7 @@ def test_hh20_a_won_game_offers_nothing_even_with_cards_in_the_stock() -> None:
     for action in (DRAW, touch("stock"), touch("waste")):
         with pytest.raises(IllegalAction) as info:
             RULES.apply(won.state, action)
-        assert info.value.code == Refusal.GAME_OVER == "game_over"
+        assert info.value.code == Refusal.GAME_OVER and str(info.value.code) == "game_over"
 
 
 def test_hh20_a_solved_deal_ends_with_nothing_offered() -> None:

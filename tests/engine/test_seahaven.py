@@ -675,7 +675,7 @@ def test_sh13_a_won_game_offers_nothing_to_tap_or_move() -> None:
     for action in (move("found:S", "cell:1"), tap("col:1"), dtap("cell:1")):
         with pytest.raises(IllegalAction) as info:
             RULES.apply(game.state, action)
-        assert info.value.code == Refusal.GAME_OVER == "game_over"
+        assert info.value.code == Refusal.GAME_OVER and str(info.value.code) == "game_over"
 
 
 def test_game_view_is_json_ready() -> None:

@@ -101,6 +101,8 @@ def check_move(model: Model, src_text: Any, dst_text: Any, count: Any) -> tuple[
         dst = ("found", head[1])
     if dst == src:
         return None
+    kind: str
+    where: Any  # an index, or a suit for a foundation
     kind, where = dst
     if kind == "found":
         if count != 1 or head[1] != where or model.found[where] != rank(head) - 1:

@@ -25,7 +25,7 @@ from engine.solver.hearts import BLOCKERS, is_closed, rank_dead
 
 
 def reachable_win(
-    rules: Rules, start: Any, key: Callable[[Any], Hashable], limit: int = 100_000
+    rules: Rules[Any], start: Any, key: Callable[[Any], Hashable], limit: int = 100_000
 ) -> bool | None:
     """Breadth-first over every legal action the engine lists, no pruning and no shortcut
     (Seahaven: moves off the foundations and between cells included). None past ``limit``."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+from enum import StrEnum
 from pathlib import Path
 
 import pytest
@@ -24,8 +25,8 @@ def engine_sources() -> list[Path]:
 
 
 @pytest.mark.parametrize("enum", ENUMS, ids=lambda e: e.__name__)
-def test_members_are_their_wire_strings(enum: type) -> None:
-    for member in enum:  # type: ignore[attr-defined]
+def test_members_are_their_wire_strings(enum: type[StrEnum]) -> None:
+    for member in enum:
         assert isinstance(member, str) and member == member.value
         assert str(member) == f"{member}" == member.value
         assert hash(member) == hash(member.value)
@@ -77,8 +78,9 @@ def _refusal_arguments() -> list[tuple[str, int, ast.expr]]:
     for path in engine_sources():
         tree = ast.parse(path.read_text(), str(path))
         for node in ast.walk(tree):
-            is_call = isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-            if is_call and node.func.id in ("IllegalAction", "_refuse") and node.args:
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+                continue
+            if node.func.id in ("IllegalAction", "_refuse") and node.args:
                 found.append((path.name, node.lineno, node.args[0]))
     return found
 

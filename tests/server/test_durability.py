@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,37 +18,36 @@ from contextlib import contextmanager
 import pytest
 from websockets.exceptions import ConnectionClosed
 
+from tests import processes
 from tests.support import Client, ahttp, free_port, http, new_player
 
 
 @contextmanager
 def server_process(database_url: str, port: int) -> Iterator[subprocess.Popen[bytes]]:
-    """The real ``solitaire-server`` command in its own process."""
+    """The real ``solitaire-server`` command in its own process group, killed (if still
+    running) when the block exits; its output goes to a file, so it never blocks on a pipe."""
     env = {**os.environ, "SOLITAIRE_DATABASE_URL": database_url, "SOLITAIRE_PORT": str(port)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "server.cli", "--log-level", "warning"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    deadline = time.monotonic() + 60
-    while True:
+    argv = [sys.executable, "-m", "server.cli", "--log-level", "warning"]
+    with (
+        tempfile.TemporaryFile() as log,
+        processes.started(argv, env=env, stdout=log, stderr=subprocess.STDOUT) as proc,
+    ):
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if http("GET", f"http://127.0.0.1:{port}/health")[0] == 200:
+                    break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                processes.end(proc, graceful=False)
+                log.seek(0)
+                pytest.fail(f"server did not start: {log.read().decode(errors='replace')[-4000:]}")
+            time.sleep(0.1)
         try:
-            if http("GET", f"http://127.0.0.1:{port}/health")[0] == 200:
-                break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            output = proc.stdout.read().decode() if proc.stdout else ""
-            proc.kill()
-            pytest.fail(f"server did not start: {output}")
-        time.sleep(0.1)
-    try:
-        yield proc
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
+            yield proc
+        finally:
+            processes.end(proc, graceful=False)
 
 
 async def _play(base: str, token: str) -> tuple[str, list[dict[str, object]]]:
@@ -81,7 +81,7 @@ async def test_sigkill_loses_nothing_acknowledged(database_url: str) -> None:
         player = await new_player(base)
         game_id, acked = await _play(base, player["token"])
         proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        proc.wait(timeout=30)
     assert len(acked) >= 3
     with server_process(database_url, port):
         client = await Client.connect(base, player["token"])

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from engine import Action, Game
 from tests.support import Client, ahttp, new_player
 
 
-async def _start(server: str, code: str = "HH1-N-AAAAAAM") -> tuple[Client, str, dict[str, object]]:
+async def _start(server: str, code: str = "HH1-N-AAAAAAM") -> tuple[Client, str, dict[str, Any]]:
     player = await new_player(server, "Owner")
     client = await Client.connect(server, player["token"])
     reply = await client.request("new_game", code=code)

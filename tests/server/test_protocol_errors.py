@@ -88,9 +88,9 @@ async def test_authentication_failures_close_the_socket(server: str) -> None:
     ]
     for first, code, close in cases:
         async with websockets.connect(ws_url) as ws:
-            assert json.loads(await ws.recv())["type"] == "hello"
+            assert json.loads(await asyncio.wait_for(ws.recv(), 10))["type"] == "hello"
             await ws.send(json.dumps(first))
-            assert json.loads(await ws.recv())["code"] == code
+            assert json.loads(await asyncio.wait_for(ws.recv(), 10))["code"] == code
             assert await _closed_code(ws) == close
 
 
@@ -107,7 +107,7 @@ async def test_foreign_origin_is_refused(server: str) -> None:
     async with websockets.connect(ws_url, origin="http://evil.example") as ws:  # type: ignore[arg-type]
         assert await _closed_code(ws) == 4403
     async with websockets.connect(ws_url, origin=server) as ws:  # type: ignore[arg-type]
-        assert json.loads(await ws.recv())["type"] == "hello"
+        assert json.loads(await asyncio.wait_for(ws.recv(), 10))["type"] == "hello"
 
 
 async def test_flood_is_refused_and_others_are_served(clocked_server: ClockedServer) -> None:

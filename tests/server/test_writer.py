@@ -11,7 +11,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from sqlalchemy import select, text
+from sqlalchemy import insert, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.storage.db import make_engine, migrate
@@ -78,9 +78,7 @@ async def _with_writer(url: str, body: Any) -> Any:
             await conn.execute(text("DELETE FROM actions"))
             await conn.execute(text("DELETE FROM games"))
             await conn.execute(text("DELETE FROM players"))
-            await conn.execute(
-                Player.__table__.insert(), {"id": "p_1", "name": "w", "token_hash": "h", "created_ms": 0}
-            )
+            await conn.execute(insert(Player), {"id": "p_1", "name": "w", "token_hash": "h", "created_ms": 0})
         return await body(engine, writer)
     finally:
         await writer.close()
