@@ -118,9 +118,9 @@ class GracefulServer(uvicorn.Server):
         from server.app import shutdown_connections
         from server.core.services import Services
 
-        assert isinstance(services, Services)
         try:
-            await asyncio.wait_for(shutdown_connections(services), timeout=5)
+            if isinstance(services, Services):  # the app has started: tell its clients first
+                await asyncio.wait_for(shutdown_connections(services), timeout=5)
         finally:
             super().handle_exit(sig, frame)
 

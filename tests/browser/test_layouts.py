@@ -1,8 +1,10 @@
 """Desktop and phone layouts: both games fit the screen, touch drags work on a phone, and the
-screenshots in docs/screenshots/ (shown by the README) are taken from these pages."""
+screenshots in docs/screenshots/ (shown by the README) are taken from these pages
+(``SOLITAIRE_UPDATE_SCREENSHOTS=1`` writes them there)."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +19,14 @@ from tests.browser.search import hh_winning_deal, seahaven_scenario
 
 pytestmark = pytest.mark.browser
 
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+DOC_SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+
+@pytest.fixture
+def shots(tmp_path: Path) -> Path:
+    """Where screenshots go: docs/screenshots/ with SOLITAIRE_UPDATE_SCREENSHOTS=1, else a temporary
+    folder, so a test run never changes the repository."""
+    return DOC_SHOTS if os.environ.get("SOLITAIRE_UPDATE_SCREENSHOTS") == "1" else tmp_path
 
 
 @pytest.fixture(params=["desktop", "phone"])
@@ -72,20 +81,20 @@ def seahaven_mid_game(page: Page, site: str) -> None:
         wait_seq(page, n + 1)
 
 
-def test_heart_to_heart_layout(device: tuple[str, BrowserContext], site: str) -> None:
+def test_heart_to_heart_layout(device: tuple[str, BrowserContext], site: str, shots: Path) -> None:
     name, context = device
     page = context.new_page()
     hearts_mid_game(page, site)
     fits_the_screen(page)
-    page.screenshot(path=str(SHOTS / f"heart-to-heart-{name}.png"))
+    page.screenshot(path=str(shots / f"heart-to-heart-{name}.png"))
 
 
-def test_seahaven_layout(device: tuple[str, BrowserContext], site: str) -> None:
+def test_seahaven_layout(device: tuple[str, BrowserContext], site: str, shots: Path) -> None:
     name, context = device
     page = context.new_page()
     seahaven_mid_game(page, site)
     fits_the_screen(page)
-    page.screenshot(path=str(SHOTS / f"seahaven-{name}.png"))
+    page.screenshot(path=str(shots / f"seahaven-{name}.png"))
 
 
 def touch_drag(page: Page, start: tuple[float, float], end: tuple[float, float], steps: int = 10) -> None:
