@@ -42,7 +42,7 @@ from server.features.races.service import Races
 from server.features.replays.api import ReplaysApi
 from server.features.solutions.api import SolutionsApi
 from server.features.solutions.service import DeadEnds, Solutions
-from server.storage.db import make_engine, migrate, sessionmaker
+from server.storage.db import InstanceLock, make_engine, migrate, sessionmaker
 from server.storage.writer import GroupWriter
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ def build_features(services: Services) -> Features:
     boards_api = LeaderboardsApi(services.engine)
     solutions_api = SolutionsApi(services.games, solutions)
     routes: list[BaseRoute] = [
-        *http.basic_routes(services.engine),
+        *http.basic_routes(services.engine, services.writer),
         *players.routes(),
         *DailiesApi(dailies).routes(),
         *boards_api.routes(),
@@ -132,8 +132,19 @@ def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -
     services = build_services(settings, clock)
     features = build_features(services)
 
+    instance = InstanceLock(settings.database_url)
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        instance.acquire()  # before anything touches the file: a second process stops here
+        try:
+            async with serving(app):
+                yield
+        finally:
+            instance.release()
+
+    @contextlib.asynccontextmanager
+    async def serving(app: Starlette) -> AsyncIterator[None]:
         if settings.migrate_on_start:
             await migrate(settings.database_url)
         services.writer.start()

@@ -24,11 +24,13 @@ from server.edge.protocol import REQUESTS
 from server.edge.session import Authenticate, Call, Session
 from server.errors import ProtocolError
 from server.storage import queries
+from server.storage.faults import brief, is_unavailable
 from server.vocabulary import CloseCode, ConnectionState, ErrorCode
 
 log = logging.getLogger(__name__)
 MAX_QUEUED_FRAMES = 256  # a watcher this far behind is disconnected
 BACKPRESSURE_FRAMES = 32  # a client this far behind on its own replies is not read from
+UNAVAILABLE = ProtocolError(ErrorCode.UNAVAILABLE, "the database is unavailable; try again shortly")
 AUTH_POLL_S = 0.5  # the auth deadline is checked on the injected clock at least this often
 
 
@@ -193,8 +195,15 @@ class Connection:
         if request.token is None:
             self.session.authenticated(request, None)
             return
-        async with self.services.sessions() as db:
-            player = await queries.player_by_token(db, request.token)
+        try:
+            async with self.services.sessions() as db:
+                player = await queries.player_by_token(db, request.token)
+        except Exception as exc:
+            if not is_unavailable(exc):
+                raise
+            log.warning("auth: the database is unavailable (%s)", brief(exc))
+            self.session.unavailable(request)
+            return
         if player is None:
             self.session.bad_token(request)
         else:
@@ -206,7 +215,11 @@ class Connection:
         except ProtocolError as exc:
             self.session.refuse(call.request_id, exc)
             return
-        except Exception:
+        except Exception as exc:
+            if is_unavailable(exc):
+                log.warning("request %r: the database is unavailable (%s)", call.kind, brief(exc))
+                self.session.refuse(call.request_id, UNAVAILABLE)
+                return
             log.exception("request %r failed", call.kind)
             error = ProtocolError(ErrorCode.INTERNAL, "the server failed; nothing was changed")
             self.session.refuse(call.request_id, error)
