@@ -225,19 +225,24 @@ class GroupWriter:
         return taken
 
     async def _stored(self, batch: list[Write]) -> bool:
-        """Whether the database holds the batch (a transaction: all of it or none of it)."""
-        probe = next((w for w in batch if w.action is not None or w.new_game is not None), None)
+        """Whether the database holds every write of the batch, exactly as written."""
+        actions = [w.action for w in batch if w.action is not None]
+        new_games = [w.new_game["id"] for w in batch if w.new_game is not None]
+        acted = {a["game_id"] for a in actions}
+        updates = [w.game for w in batch if w.game is not None and w.game["id"] not in acted]
         async with self._engine.connect() as conn:
-            if probe is None:  # game updates only (an end, a dead end): compare the rows
-                return await _rows_match(conn, [w.game for w in batch if w.game is not None])
-            if probe.action is not None:
-                key = (probe.action["game_id"], probe.action["seq"])
-                query = select(ActionRow.action).where(tuple_(ActionRow.game_id, ActionRow.seq) == key)
-                found = (await conn.execute(query)).scalar_one_or_none()
-                return bool(found == probe.action["action"])
-            new_game = probe.new_game or {}
-            query = select(GameRow.id).where(GameRow.id == new_game["id"])
-            return (await conn.execute(query)).first() is not None
+            if actions:
+                keys = [(a["game_id"], a["seq"]) for a in actions]
+                key = tuple_(ActionRow.game_id, ActionRow.seq)
+                rows = select(ActionRow.game_id, ActionRow.seq, ActionRow.action).where(key.in_(keys))
+                found = {(r.game_id, r.seq): r.action for r in await conn.execute(rows)}
+                if any(found.get((a["game_id"], a["seq"])) != a["action"] for a in actions):
+                    return False
+            if new_games:
+                ids = select(GameRow.id).where(GameRow.id.in_(new_games))
+                if len(set((await conn.execute(ids)).scalars())) != len(set(new_games)):
+                    return False
+            return await _rows_match(conn, updates) if updates else bool(actions or new_games)
 
     @staticmethod
     async def _write(conn: AsyncConnection, batch: list[Write]) -> None:

@@ -116,15 +116,19 @@ def hold_write_lock(path: Path) -> subprocess.Popen[str]:
 
 
 def release(holder: subprocess.Popen[str]) -> None:
-    if holder.poll() is None:
-        assert holder.stdin is not None
-        holder.stdin.write("\n")
-        holder.stdin.flush()
-        try:
-            holder.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            holder.kill()
-            holder.wait(timeout=10)
+    """Let the lock go and end the holder; its pipes are closed whatever happens."""
+    try:
+        if holder.poll() is None and holder.stdin is not None:
+            holder.stdin.write("\n")
+            holder.stdin.flush()
+        holder.wait(timeout=10)
+    except (subprocess.TimeoutExpired, OSError):
+        holder.kill()
+        holder.wait(timeout=10)
+    finally:
+        for pipe in (holder.stdin, holder.stdout):
+            if pipe is not None:
+                pipe.close()
 
 
 async def test_a_locked_sqlite_file_answers_unavailable_soon_and_recovers(tmp_path: Path) -> None:
