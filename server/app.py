@@ -22,6 +22,8 @@ from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.routing import BaseRoute, Mount, WebSocketRoute
 
 from server.clock import Clock, wall_clock_ms
@@ -31,6 +33,7 @@ from server.core.games import GameService
 from server.core.hub import Hub
 from server.core.services import Services
 from server.edge import http, ws
+from server.edge.security import BrowserPolicy, SecurityHeaders
 from server.features.dailies.api import DailiesApi
 from server.features.dailies.service import Dailies
 from server.features.leaderboards.api import LeaderboardsApi
@@ -158,10 +161,20 @@ def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -
             await services.writer.close()
             await services.engine.dispose()
 
+    policy = BrowserPolicy.from_settings(settings)
     routes: list[BaseRoute] = [
         *features.routes,
-        WebSocketRoute("/ws", ws.endpoint(services, features.handlers)),
+        WebSocketRoute("/ws", ws.endpoint(services, features.handlers, policy)),
     ]
     if STATIC_DIR.is_dir():
         routes.append(Mount("/", http.ClientFiles(directory=STATIC_DIR, html=True), name="static"))
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http.http_error})
+    middleware = [  # outermost first: a refused Host still gets the security headers
+        Middleware(SecurityHeaders, policy=policy),
+        Middleware(TrustedHostMiddleware, allowed_hosts=policy.hosts(), www_redirect=False),
+    ]
+    return Starlette(
+        routes=routes,
+        middleware=middleware,
+        lifespan=lifespan,
+        exception_handlers={HTTPException: http.http_error},
+    )
