@@ -22,6 +22,8 @@ from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.routing import BaseRoute, Mount, WebSocketRoute
 
 from server.clock import Clock, wall_clock_ms
@@ -31,6 +33,7 @@ from server.core.games import GameService
 from server.core.hub import Hub
 from server.core.services import Services
 from server.edge import http, ws
+from server.edge.security import BrowserPolicy, SecurityHeaders
 from server.features.dailies.api import DailiesApi
 from server.features.dailies.service import Dailies
 from server.features.leaderboards.api import LeaderboardsApi
@@ -42,7 +45,7 @@ from server.features.races.service import Races
 from server.features.replays.api import ReplaysApi
 from server.features.solutions.api import SolutionsApi
 from server.features.solutions.service import DeadEnds, Solutions
-from server.storage.db import make_engine, migrate, sessionmaker
+from server.storage.db import InstanceLock, make_engine, migrate, sessionmaker
 from server.storage.writer import GroupWriter
 
 log = logging.getLogger(__name__)
@@ -94,7 +97,7 @@ def build_features(services: Services) -> Features:
     boards_api = LeaderboardsApi(services.engine)
     solutions_api = SolutionsApi(services.games, solutions)
     routes: list[BaseRoute] = [
-        *http.basic_routes(services.engine),
+        *http.basic_routes(services.engine, services.writer),
         *players.routes(),
         *DailiesApi(dailies).routes(),
         *boards_api.routes(),
@@ -132,8 +135,19 @@ def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -
     services = build_services(settings, clock)
     features = build_features(services)
 
+    instance = InstanceLock(settings.database_url)
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        instance.acquire()  # before anything touches the file: a second process stops here
+        try:
+            async with serving(app):
+                yield
+        finally:
+            instance.release()
+
+    @contextlib.asynccontextmanager
+    async def serving(app: Starlette) -> AsyncIterator[None]:
         if settings.migrate_on_start:
             await migrate(settings.database_url)
         services.writer.start()
@@ -147,10 +161,20 @@ def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -
             await services.writer.close()
             await services.engine.dispose()
 
+    policy = BrowserPolicy.from_settings(settings)
     routes: list[BaseRoute] = [
         *features.routes,
-        WebSocketRoute("/ws", ws.endpoint(services, features.handlers)),
+        WebSocketRoute("/ws", ws.endpoint(services, features.handlers, policy)),
     ]
     if STATIC_DIR.is_dir():
         routes.append(Mount("/", http.ClientFiles(directory=STATIC_DIR, html=True), name="static"))
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http.http_error})
+    middleware = [  # outermost first: a refused Host still gets the security headers
+        Middleware(SecurityHeaders, policy=policy),
+        Middleware(TrustedHostMiddleware, allowed_hosts=policy.hosts(), www_redirect=False),
+    ]
+    return Starlette(
+        routes=routes,
+        middleware=middleware,
+        lifespan=lifespan,
+        exception_handlers={HTTPException: http.http_error},
+    )

@@ -21,9 +21,11 @@ from typing import Any
 import uvicorn
 
 from server.config import Limits, Settings
+from server.edge.security import WILDCARD_HOSTS
 from server.storage.db import migrate_sync
 from server.ws_transport import IMPL_CHOICES, IMPL_NAME, uvicorn_ws
 
+log = logging.getLogger(__name__)
 READY_LINE = "Solitaire server ready: open "  # then the URL, on stdout once listening
 GC_YOUNG_THRESHOLD = 50_000  # net container allocations between young collections (default 700)
 
@@ -48,11 +50,24 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--host", help="interface to listen on (env SOLITAIRE_HOST, default 127.0.0.1)")
     parser.add_argument("--port", type=int, help="port (env SOLITAIRE_PORT, default 8000; 0 = any free)")
     parser.add_argument(
+        "--public-url",
+        help="the address browsers open, e.g. https://solitaire.example (env SOLITAIRE_PUBLIC_URL; "
+        "default http://127.0.0.1:PORT and http://localhost:PORT): its origin may open the "
+        "WebSocket and its host is served",
+    )
+    parser.add_argument(
         "--allowed-origin",
         action="append",
         default=None,
-        help="browser origin allowed to open the WebSocket (repeatable; "
-        "env SOLITAIRE_ALLOWED_ORIGINS, comma separated; default: own origin)",
+        help="another site's origin allowed to open the WebSocket (repeatable; "
+        "env SOLITAIRE_ALLOWED_ORIGINS, comma separated)",
+    )
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        default=None,
+        help="another Host name served besides the public URL's and loopback (repeatable; "
+        "env SOLITAIRE_ALLOWED_HOSTS, comma separated; * serves any)",
     )
     parser.add_argument("--secret", help="server secret for daily codes (env SOLITAIRE_SECRET)")
     parser.add_argument("--max-frame-bytes", type=int, help="largest WebSocket frame accepted")
@@ -70,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
 def settings_from_args(args: argparse.Namespace) -> Settings:
     settings = Settings.from_env()
     changes: dict[str, object] = {}
-    for name in ("database_url", "host", "port", "secret"):
+    for name in ("database_url", "host", "port", "secret", "public_url"):
         value = getattr(args, name)
         if value is not None:
             changes[name] = value
@@ -78,6 +93,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         changes["ws_impl"] = args.ws
     if args.allowed_origin:
         changes["allowed_origins"] = tuple(args.allowed_origin)
+    if args.allowed_host:
+        changes["allowed_hosts"] = tuple(args.allowed_host)
     limits: Limits = settings.limits
     if args.max_frame_bytes:
         limits = replace(limits, max_frame_bytes=args.max_frame_bytes)
@@ -169,7 +186,10 @@ async def serve(settings: Settings, log_level: str) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
-    settings = settings_from_args(args)
+    try:
+        settings = settings_from_args(args)
+    except ValueError as exc:  # a public URL that is not one, a port that is not a number
+        build_parser().error(str(exc))
     if args.command == "migrate":
         migrate_sync(settings.database_url)
         print(f"database is up to date: {settings.database_url}")
@@ -180,6 +200,11 @@ def main(argv: list[str] | None = None) -> None:
         build_parser().error(str(exc))
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("alembic").setLevel(logging.WARNING)
+    if settings.host in WILDCARD_HOSTS and not settings.public_url:
+        log.warning(
+            "listening on every interface, but only loopback names are served "
+            "until --public-url (or --allowed-host) names the address browsers use"
+        )
     try:
         asyncio.run(serve(settings, args.log_level))
     except KeyboardInterrupt:

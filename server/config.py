@@ -9,13 +9,32 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 DEFAULT_DATA_DIR = Path("data")
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def default_database_url(data_dir: Path = DEFAULT_DATA_DIR) -> str:
     """The embedded default: a SQLite file inside the data folder."""
     return f"sqlite+aiosqlite:///{(data_dir / 'solitaire.db').resolve()}"
+
+
+def origin_of(url: str) -> str:
+    """The browser origin of a URL (``scheme://host[:port]``, a default port left out), as
+    browsers send it in ``Origin``; ValueError for anything but an http or https URL with a host."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
+        raise ValueError(f"not an http:// or https:// URL with a host: {url!r}")
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    port = parts.port  # ValueError for a port that is not a number
+    if port is None or port == DEFAULT_PORTS[parts.scheme]:
+        return f"{parts.scheme}://{host}"
+    return f"{parts.scheme}://{host}:{port}"
+
+
+def _listed(value: str) -> tuple[str, ...]:
+    return tuple(item.strip() for item in value.split(",") if item.strip())
 
 
 @dataclass(frozen=True)
@@ -45,7 +64,13 @@ class Settings:
     database_url: str = field(default_factory=default_database_url)
     host: str = "127.0.0.1"
     port: int = 8000
-    allowed_origins: tuple[str, ...] = ()  # empty: the server's own origin only
+    # Where browsers open the client, e.g. "https://solitaire.example"; empty: derived from host
+    # and port (http://127.0.0.1:PORT, http://localhost:PORT, and http://HOST:PORT for a named
+    # host). Its origin may open /ws and its host is served, whatever Host and Origin a request
+    # claims (server.edge.security).
+    public_url: str = ""
+    allowed_origins: tuple[str, ...] = ()  # other sites' pages that may open /ws too
+    allowed_hosts: tuple[str, ...] = ()  # Host names served besides the public URL's and loopback
     secret: str = "dev-secret-change-me"
     limits: Limits = field(default_factory=Limits)
     commit_interval_ms: float = 0.0  # how long the group-commit writer may wait to fill a batch
@@ -54,6 +79,10 @@ class Settings:
     # actions per second and the least memory per connection (docs/performance.md);
     # uvicorn's own ("websockets", "websockets-sansio") can be chosen instead.
     ws_impl: str = "buffered"
+
+    def __post_init__(self) -> None:
+        if self.public_url:
+            origin_of(self.public_url)  # refuse a bad URL at start, not at the first request
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -67,13 +96,14 @@ class Settings:
             auth_timeout_s=float(env.get("SOLITAIRE_AUTH_TIMEOUT_S", base.limits.auth_timeout_s)),
             max_watches=int(env.get("SOLITAIRE_MAX_WATCHES", base.limits.max_watches)),
         )
-        origins = env.get("SOLITAIRE_ALLOWED_ORIGINS", "")
         data_dir = Path(env.get("SOLITAIRE_DATA_DIR", str(DEFAULT_DATA_DIR)))
         return cls(
             database_url=env.get("SOLITAIRE_DATABASE_URL") or default_database_url(data_dir),
             host=env.get("SOLITAIRE_HOST", base.host),
             port=int(env.get("SOLITAIRE_PORT", base.port)),
-            allowed_origins=tuple(o.strip() for o in origins.split(",") if o.strip()),
+            public_url=env.get("SOLITAIRE_PUBLIC_URL", base.public_url).strip(),
+            allowed_origins=_listed(env.get("SOLITAIRE_ALLOWED_ORIGINS", "")),
+            allowed_hosts=_listed(env.get("SOLITAIRE_ALLOWED_HOSTS", "")),
             secret=env.get("SOLITAIRE_SECRET", base.secret),
             limits=limits,
             commit_interval_ms=float(env.get("SOLITAIRE_COMMIT_INTERVAL_MS", base.commit_interval_ms)),

@@ -28,6 +28,7 @@ class ErrorCode(StrEnum):
     GAME_OVER = "game_over"
     CONFLICT = "conflict"
     RATE_LIMITED = "rate_limited"
+    UNAVAILABLE = "unavailable"
     INTERNAL = "internal"
 
     @property
@@ -47,6 +48,7 @@ _HTTP_STATUS = {
     ErrorCode.GAME_OVER: 409,
     ErrorCode.RATE_LIMITED: 429,
     ErrorCode.INTERNAL: 500,
+    ErrorCode.UNAVAILABLE: 503,
 }
 
 
@@ -55,6 +57,7 @@ class CloseCode(IntEnum):
 
     GOING_AWAY = 1001
     TOO_BIG = 1009
+    TRY_AGAIN_LATER = 1013  # the database could not check the token
     BAD_VERSION = 4400
     AUTH = 4401
     ORIGIN = 4403

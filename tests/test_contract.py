@@ -22,6 +22,7 @@ from server.clock import wall_clock_ms
 from server.config import Settings
 from server.edge.protocol import REQUESTS
 from server.vocabulary import ErrorCode
+from tests import sources
 from tests.contract import (
     BASE,
     load,
@@ -39,8 +40,8 @@ OPENAPI = load("openapi.json")
 
 
 def python_files(package: str) -> Iterator[ast.Module]:
-    for path in sorted((ROOT / package).rglob("*.py")):
-        yield ast.parse(path.read_text(encoding="utf-8"), str(path))
+    for path in sources.files(package):
+        yield sources.tree(path)
 
 
 def dict_types(tree: ast.Module) -> set[str]:

@@ -25,6 +25,7 @@ from server.core import topics
 from server.core.hub import Encoded, Hub, Subscriber
 from server.errors import ProtocolError
 from server.storage import queries
+from server.storage.faults import StorageInDoubt, StorageUnavailable
 from server.storage.models import GameRow
 from server.storage.writer import GroupWriter, Write
 from server.vocabulary import ErrorCode
@@ -231,7 +232,7 @@ class GameService:
             "race_id": race_id,
         }
         if daily_day is None:  # plain games share the group commit
-            await self.writer.submit(Write(None, None, new_game=values))
+            await self._durable(None, Write(None, None, new_game=values))
         else:  # a daily attempt may hit the one-ranked-attempt index: its caller handles that alone
             async with self.sessions() as session:
                 await queries.insert_game(session, GameRow(**values))
@@ -372,10 +373,37 @@ class GameService:
             "at_ms": now,
         }
         extras = self._finish_extras(candidate) if candidate.result == Result.WON else []
-        await self.writer.submit(Write(action_row, candidate.row_values(), extras))
+        await self._durable(live, Write(action_row, candidate.row_values(), extras))
         live.adopt(candidate)
         self._publish(live, outcome.game.seq - 1, outcome.action, live.last_outcome or {}, origin)
         self._notify(live)
+
+    async def _durable(self, live: LiveGame | None, write: Write) -> None:
+        """Commit one change of a live game; memory is the caller's to change, after this returns.
+
+        When the database is unavailable nothing was stored and memory stays as
+        it is; when the commit's fate is unknown the game is forgotten, so the
+        next request reads it again from storage: memory never differs from it.
+        """
+        try:
+            await self.writer.submit(write)
+        except StorageInDoubt:
+            if live is not None:
+                self.forget(live)
+            raise ProtocolError(
+                ErrorCode.UNAVAILABLE,
+                "the database did not answer; open the game again to see whether the action was stored",
+            ) from None
+        except StorageUnavailable:
+            raise ProtocolError(
+                ErrorCode.UNAVAILABLE, "the database cannot be written now; nothing was changed"
+            ) from None
+
+    def forget(self, live: LiveGame) -> None:
+        """Drop a game from memory: its next use loads it from storage."""
+        live.evicted = True
+        if self._cache.get(live.id) is live:
+            del self._cache[live.id]
 
     def _finish_extras(self, live: LiveGame) -> list[Any]:
         return [lambda conn, hook=hook: hook(live, conn) for hook in self.finish_hooks]
@@ -397,7 +425,7 @@ class GameService:
             candidate.result, candidate.finished_ms = result, self.clock()
             candidate.invalidate()
             extras = self._finish_extras(candidate)
-            await self.writer.submit(Write(None, candidate.row_values(), extras))
+            await self._durable(live, Write(None, candidate.row_values(), extras))
             live.adopt(candidate)
         finally:
             live.lock.release()
@@ -422,7 +450,7 @@ class GameService:
             candidate = live.draft()
             candidate.lost_seq = seq
             candidate.invalidate()
-            await self.writer.submit(Write(None, candidate.row_values()))
+            await self._durable(live, Write(None, candidate.row_values()))
             live.adopt(candidate)
         self.hub.publish(
             topics.game(live.id), {"type": "status", "game": live.info(), "state": live.state_json()}

@@ -9,6 +9,7 @@ paths and wrong methods too, never a plain-text page.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -24,8 +25,13 @@ from starlette.types import Scope
 from server.errors import ProtocolError
 from server.storage import queries
 from server.storage.db import ping
+from server.storage.faults import brief, is_unavailable
+from server.storage.writer import GroupWriter
 from server.vocabulary import ErrorCode
 
+log = logging.getLogger(__name__)
+UNAVAILABLE = ProtocolError(ErrorCode.UNAVAILABLE, "the database is unavailable; try again shortly")
+INTERNAL = ProtocolError(ErrorCode.INTERNAL, "the server failed; nothing was changed")
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schema"
 MAX_BODY_BYTES = 4096
 Endpoint = Callable[[Request], Awaitable[Response]]
@@ -36,13 +42,21 @@ def error_response(exc: ProtocolError) -> JSONResponse:
 
 
 def endpoint(fn: Endpoint) -> Endpoint:
-    """Turn ProtocolErrors raised by a handler into JSON error responses."""
+    """Every answer is JSON: refusals in the envelope, a database outage a 503, a fault a 500."""
 
     async def wrapped(request: Request) -> Response:
         try:
             return await fn(request)
         except ProtocolError as exc:
             return error_response(exc)
+        except Exception as exc:
+            if is_unavailable(exc):
+                log.warning(
+                    "%s %s: the database is unavailable (%s)", request.method, request.url.path, brief(exc)
+                )
+                return error_response(UNAVAILABLE)
+            log.exception("%s %s failed", request.method, request.url.path)
+            return error_response(INTERNAL)
 
     wrapped.__name__ = getattr(fn, "__name__", "endpoint")
     wrapped.__doc__ = fn.__doc__
@@ -94,16 +108,25 @@ async def player_from_header(request: Request, sessions: async_sessionmaker[Asyn
     return player.id
 
 
-def health_route(engine: AsyncEngine) -> Route:
-    async def health(request: Request) -> Response:
-        """200 once the database answers, 503 otherwise."""
+def health_routes(engine: AsyncEngine, writer: GroupWriter) -> list[BaseRoute]:
+    """``/health`` and ``/ready``: 200 while the database answers and takes writes, 503 otherwise.
+
+    The answer names no driver error (that goes to the log): ``{"status",
+    "database"}`` with ``ok`` or ``unavailable``.
+    """
+
+    async def check(request: Request) -> Response:
         try:
             await ping(engine)
+            writable = writer.healthy or await writer.probe()
         except Exception as exc:
-            return JSONResponse({"status": "unavailable", "database": str(exc)[:200]}, 503)
+            log.warning("health: the database does not answer (%s)", brief(exc))
+            writable = False
+        if not writable:
+            return JSONResponse({"status": "unavailable", "database": "unavailable"}, 503)
         return JSONResponse({"status": "ok", "database": "ok"})
 
-    return Route("/health", health)
+    return [Route("/health", check), Route("/ready", check)]
 
 
 async def schema_file(request: Request) -> Response:
@@ -114,9 +137,9 @@ async def schema_file(request: Request) -> Response:
     return Response(path.read_bytes(), media_type="application/json")
 
 
-def basic_routes(engine: AsyncEngine) -> list[BaseRoute]:
-    """Health and the published schemas."""
-    return [health_route(engine), Route("/api/schema/{name}", schema_file)]
+def basic_routes(engine: AsyncEngine, writer: GroupWriter) -> list[BaseRoute]:
+    """Health, readiness and the published schemas."""
+    return [*health_routes(engine, writer), Route("/api/schema/{name}", schema_file)]
 
 
 class ClientFiles(StaticFiles):

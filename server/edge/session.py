@@ -212,6 +212,12 @@ class Session:
         self.send(ProtocolError(ErrorCode.BAD_TOKEN, "unknown token").to_message(request.request_id))
         self.close(CloseCode.AUTH, "bad token")
 
+    def unavailable(self, request: Authenticate) -> None:
+        """The token could not be checked (the database is away): try again later."""
+        error = ProtocolError(ErrorCode.UNAVAILABLE, "the database is unavailable; try again shortly")
+        self.send(error.to_message(request.request_id))
+        self.close(CloseCode.TRY_AGAIN_LATER, "database unavailable")
+
     def answer(self, rid: Any, reply: dict[str, Any] | None) -> None:
         if reply is None:
             return

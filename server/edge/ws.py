@@ -21,24 +21,30 @@ from server.core.context import Handlers
 from server.core.hub import Hub, encode
 from server.core.services import Services
 from server.edge.protocol import REQUESTS
+from server.edge.security import BrowserPolicy, arrival_port
 from server.edge.session import Authenticate, Call, Session
 from server.errors import ProtocolError
 from server.storage import queries
+from server.storage.faults import brief, is_unavailable
 from server.vocabulary import CloseCode, ConnectionState, ErrorCode
 
 log = logging.getLogger(__name__)
 MAX_QUEUED_FRAMES = 256  # a watcher this far behind is disconnected
 BACKPRESSURE_FRAMES = 32  # a client this far behind on its own replies is not read from
+UNAVAILABLE = ProtocolError(ErrorCode.UNAVAILABLE, "the database is unavailable; try again shortly")
 AUTH_POLL_S = 0.5  # the auth deadline is checked on the injected clock at least this often
 
 
 class Connection:
     """One client connection: a session, its socket and its outgoing queue."""
 
-    def __init__(self, websocket: WebSocket, services: Services, handlers: Handlers) -> None:
+    def __init__(
+        self, websocket: WebSocket, services: Services, handlers: Handlers, policy: BrowserPolicy
+    ) -> None:
         self.ws = websocket
         self.services = services
         self.handlers = handlers
+        self.policy = policy
         self.hub: Hub = services.hub
         self.session = Session(services.settings.limits, services.clock)
         self._outbox: deque[str] = deque()
@@ -127,7 +133,7 @@ class Connection:
 
     async def run(self) -> None:
         await self.ws.accept()
-        if not self._origin_allowed():
+        if not self.policy.origin_allowed(self.ws.headers.get("origin"), arrival_port(self.ws.scope)):
             await self._close(CloseCode.ORIGIN, "origin not allowed")
             return
         self.services.peers.add(self)
@@ -151,16 +157,6 @@ class Connection:
             self.services.peers.discard(self)
             for topic in self.session.topics:
                 self.unfollow(topic)
-
-    def _origin_allowed(self) -> bool:
-        origin = self.ws.headers.get("origin")
-        if origin is None:  # not a browser: origins protect browsers, not programs
-            return True
-        allowed = self.services.settings.allowed_origins
-        if allowed:
-            return origin in allowed or "*" in allowed
-        host = self.ws.headers.get("host", "")
-        return origin in (f"http://{host}", f"https://{host}")
 
     async def _receive_text(self) -> str | None:
         """The next text frame; None when the auth deadline was checked instead."""
@@ -193,8 +189,15 @@ class Connection:
         if request.token is None:
             self.session.authenticated(request, None)
             return
-        async with self.services.sessions() as db:
-            player = await queries.player_by_token(db, request.token)
+        try:
+            async with self.services.sessions() as db:
+                player = await queries.player_by_token(db, request.token)
+        except Exception as exc:
+            if not is_unavailable(exc):
+                raise
+            log.warning("auth: the database is unavailable (%s)", brief(exc))
+            self.session.unavailable(request)
+            return
         if player is None:
             self.session.bad_token(request)
         else:
@@ -206,7 +209,11 @@ class Connection:
         except ProtocolError as exc:
             self.session.refuse(call.request_id, exc)
             return
-        except Exception:
+        except Exception as exc:
+            if is_unavailable(exc):
+                log.warning("request %r: the database is unavailable (%s)", call.kind, brief(exc))
+                self.session.refuse(call.request_id, UNAVAILABLE)
+                return
             log.exception("request %r failed", call.kind)
             error = ProtocolError(ErrorCode.INTERNAL, "the server failed; nothing was changed")
             self.session.refuse(call.request_id, error)
@@ -214,14 +221,16 @@ class Connection:
         self.session.answer(call.request_id, reply)
 
 
-def endpoint(services: Services, handlers: Handlers) -> Callable[[WebSocket], Awaitable[None]]:
-    """The ``/ws`` endpoint serving the composed request handlers."""
+def endpoint(
+    services: Services, handlers: Handlers, policy: BrowserPolicy
+) -> Callable[[WebSocket], Awaitable[None]]:
+    """The ``/ws`` endpoint serving the composed request handlers to the origins ``policy`` allows."""
     missing = set(handlers) ^ set(REQUEST_KINDS)
     if missing:
         raise ValueError(f"request types without a handler, or handlers without a request: {missing}")
 
     async def websocket_endpoint(websocket: WebSocket) -> None:
-        await Connection(websocket, services, handlers).run()
+        await Connection(websocket, services, handlers, policy).run()
 
     return websocket_endpoint
 

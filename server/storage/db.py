@@ -8,14 +8,18 @@ keeps that affordable.
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import os
+import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry
 
+LOCK_WAIT_S = 4.0  # longest wait for a SQLite lock: then the write is refused as `unavailable`
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent.parent / "migrations"
 
 
@@ -29,13 +33,18 @@ def make_engine(url: str) -> AsyncEngine:
         database = make_url(url).database
         if database and database != ":memory:":
             Path(database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_async_engine(url, connect_args={"timeout": 30})
+        engine = create_async_engine(url, connect_args={"timeout": LOCK_WAIT_S})
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine
     return create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=True)
 
 
-SQLITE_PRAGMAS = ("journal_mode=WAL", "synchronous=FULL", "foreign_keys=ON", "busy_timeout=30000")
+SQLITE_PRAGMAS = (
+    "journal_mode=WAL",
+    "synchronous=FULL",
+    "foreign_keys=ON",
+    f"busy_timeout={int(LOCK_WAIT_S * 1000)}",
+)
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: ConnectionPoolEntry) -> None:
@@ -79,3 +88,60 @@ def migrate_sync(url: str) -> None:
 async def migrate(url: str) -> None:
     """Run migrations from async code, in a thread so Alembic can run its own loop."""
     await asyncio.to_thread(migrate_sync, url)
+
+
+class InstanceLocked(RuntimeError):
+    """Another server process already serves this SQLite file."""
+
+
+class InstanceLock:
+    """One server process per SQLite file: an exclusive ``flock`` on ``<file>.lock``.
+
+    SQLite would let a second process write the same file, but two servers
+    would each trust their own memory of the same games. Several instances
+    need PostgreSQL. Apps inside one process (tests run several) share the
+    lock: it is counted per process.
+    """
+
+    _held: ClassVar[dict[str, tuple[int, int]]] = {}  # lock path -> (fd, users)
+    _guard: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, url: str) -> None:
+        database = make_url(url).database if is_sqlite(url) else None
+        self.path = f"{Path(database).resolve()}.lock" if database and database != ":memory:" else None
+
+    def acquire(self) -> None:
+        if self.path is None:
+            return
+        with self._guard:
+            fd, users = self._held.get(self.path, (-1, 0))
+            if users == 0:
+                fd = self._lock_file(self.path)
+            self._held[self.path] = (fd, users + 1)
+
+    @staticmethod
+    def _lock_file(path: str) -> int:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            database = path.removesuffix(".lock")
+            raise InstanceLocked(
+                f"another server process is using {database}: one process per SQLite file "
+                "(several instances need PostgreSQL)"
+            ) from None
+        return fd
+
+    def release(self) -> None:
+        if self.path is None:
+            return
+        with self._guard:
+            fd, users = self._held.get(self.path, (-1, 0))
+            if users <= 1:
+                self._held.pop(self.path, None)
+                if fd >= 0:
+                    os.close(fd)  # closing the descriptor gives the lock back
+            else:
+                self._held[self.path] = (fd, users - 1)

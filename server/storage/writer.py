@@ -1,5 +1,14 @@
 """Group commit: many games' actions share one transaction and one fsync.
 
+When a commit fails, the writer reads back what the database holds before it
+answers anyone (:meth:`GroupWriter._recover`): a COMMIT whose answer was lost
+on the way back is a success, however it looked; a database that is locked
+or away fails the whole batch at once with :class:`StorageUnavailable`
+(bounded by the lock wait, never one full wait per write); any other failure
+is retried write by write, to find the one write at fault. A batch whose fate
+cannot be read back fails with :class:`StorageInDoubt`, so the caller forgets
+what it holds in memory and reads it again from storage.
+
 Callers hand a :class:`Write` to :meth:`GroupWriter.submit` and await it; the
 single writer task drains whatever has queued up meanwhile, writes it all in
 one transaction, commits, and only then wakes the callers. So each action is
@@ -27,11 +36,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Table, bindparam, insert, update
+from sqlalchemy import Table, bindparam, insert, select, tuple_, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from server.storage.db import SQLITE_PRAGMAS
+from server.storage.db import LOCK_WAIT_S, SQLITE_PRAGMAS
+from server.storage.faults import StorageInDoubt, StorageUnavailable, brief, is_unavailable
 from server.storage.models import ActionRow, GameRow
 
 log = logging.getLogger(__name__)
@@ -86,6 +96,7 @@ class GroupWriter:
         self._linger_s = linger_s
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+        self._healthy = True
         self.commits = 0
         self.writes = 0
 
@@ -129,25 +140,109 @@ class GroupWriter:
                 batch.append(item)
             await self._commit(batch)
 
-    async def _commit(self, batch: list[Write]) -> None:
+    @property
+    def healthy(self) -> bool:
+        """False from a commit the database refused as unavailable until the next one succeeds."""
+        return self._healthy
+
+    async def probe(self) -> bool:
+        """Whether the database takes a write now (a write lock taken and given back); heals ``healthy``."""
         try:
-            if self._direct is not None and not any(w.extras for w in batch):
-                await self._direct.write(batch)
+            if self._direct is not None:
+                await self._direct.probe()
             else:
                 async with self._engine.begin() as conn:
-                    await self._write(conn, batch)
+                    await conn.execute(select(1))
         except Exception as exc:
-            if len(batch) > 1:  # find the culprit: one bad write must not fail the others
-                log.warning("group commit of %d writes failed (%s); committing one by one", len(batch), exc)
-                for write in batch:
-                    await self._commit([write])
-                return
-            log.exception("commit failed; the write is not acknowledged")
-            _settle(batch, exc)
+            if not is_unavailable(exc):
+                raise
+            return False
+        self._healthy = True
+        return True
+
+    async def _commit(self, batch: list[Write]) -> None:
+        try:
+            await self._write_batch(batch)
+        except Exception as exc:
+            await self._recover(batch, exc)
             return
+        self._succeeded(batch)
+
+    async def _write_batch(self, batch: list[Write]) -> None:
+        if self._direct is not None and not any(w.extras for w in batch):
+            await self._direct.write(batch)
+        else:
+            async with self._engine.begin() as conn:
+                await self._write(conn, batch)
+
+    def _succeeded(self, batch: list[Write]) -> None:
+        self._healthy = True
         self.commits += 1
         self.writes += len(batch)
         _settle(batch, None)
+
+    async def _recover(self, batch: list[Write], exc: Exception) -> None:
+        """After a failed commit: adopt what the database holds, then answer every writer."""
+        try:
+            stored = await self._stored(batch)
+        except Exception as read_exc:
+            self._healthy = False
+            log.warning("commit failed (%s) and could not be read back (%s)", brief(exc), brief(read_exc))
+            _settle(batch, StorageInDoubt("the database did not answer; the write may or may not be stored"))
+            return
+        if stored:  # the COMMIT ran; only its answer was lost
+            log.warning("commit answer lost (%s); the database holds all %d writes", brief(exc), len(batch))
+            self._succeeded(batch)
+            return
+        if is_unavailable(exc):
+            self._healthy = False
+            log.warning(
+                "commit of %d writes refused: the database is unavailable (%s)", len(batch), brief(exc)
+            )
+            error = StorageUnavailable("the database cannot be written now; nothing was stored")
+            _settle([*batch, *self._take_queued()], error)  # those who queued meanwhile wait no longer
+            return
+        if len(batch) > 1:  # find the culprit: one bad write must not fail the others
+            log.warning("group commit of %d writes failed (%s); committing one by one", len(batch), exc)
+            for write in batch:
+                await self._commit([write])
+            return
+        log.error("commit failed; the write is not acknowledged: %s", brief(exc))
+        _settle(batch, exc)
+
+    def _take_queued(self) -> list[Write]:
+        """Everything queued now (the shutdown marker stays queued)."""
+        taken: list[Write] = []
+        stopping = False
+        while not self._queue.empty():
+            item = self._queue.get_nowait()
+            if item is None:
+                stopping = True
+            else:
+                taken.append(item)
+        if stopping:
+            self._queue.put_nowait(None)
+        return taken
+
+    async def _stored(self, batch: list[Write]) -> bool:
+        """Whether the database holds every write of the batch, exactly as written."""
+        actions = [w.action for w in batch if w.action is not None]
+        new_games = [w.new_game["id"] for w in batch if w.new_game is not None]
+        acted = {a["game_id"] for a in actions}
+        updates = [w.game for w in batch if w.game is not None and w.game["id"] not in acted]
+        async with self._engine.connect() as conn:
+            if actions:
+                keys = [(a["game_id"], a["seq"]) for a in actions]
+                key = tuple_(ActionRow.game_id, ActionRow.seq)
+                rows = select(ActionRow.game_id, ActionRow.seq, ActionRow.action).where(key.in_(keys))
+                found = {(r.game_id, r.seq): r.action for r in await conn.execute(rows)}
+                if any(found.get((a["game_id"], a["seq"])) != a["action"] for a in actions):
+                    return False
+            if new_games:
+                ids = select(GameRow.id).where(GameRow.id.in_(new_games))
+                if len(set((await conn.execute(ids)).scalars())) != len(set(new_games)):
+                    return False
+            return await _rows_match(conn, updates) if updates else bool(actions or new_games)
 
     @staticmethod
     async def _write(conn: AsyncConnection, batch: list[Write]) -> None:
@@ -165,6 +260,17 @@ class GroupWriter:
 
 
 Rows = list[dict[str, Any]]
+
+
+async def _rows_match(conn: AsyncConnection, games: list[dict[str, Any]]) -> bool:
+    """Whether every game row holds the values a batch wrote (the batch's last one per game)."""
+    if not games:
+        return False
+    for values in games:
+        row = (await conn.execute(select(GameRow).where(GameRow.id == values["id"]))).scalar_one_or_none()
+        if row is None or any(getattr(row, name) != values[name] for name in _GAME_COLUMNS):
+            return False
+    return True
 
 
 def _batch_rows(batch: list[Write]) -> tuple[Rows, Rows, Rows]:
@@ -229,9 +335,17 @@ class SqliteBatches:
                 conn.execute("ROLLBACK")
             raise
 
+    async def probe(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(self._thread, self._probe_sync)
+
+    def _probe_sync(self) -> None:
+        conn = self._connection()
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("ROLLBACK")
+
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:  # opened in the writer thread, which alone uses it
-            conn = sqlite3.connect(self._path, timeout=30, isolation_level=None)
+            conn = sqlite3.connect(self._path, timeout=LOCK_WAIT_S, isolation_level=None)
             for pragma in SQLITE_PRAGMAS:
                 conn.execute(f"PRAGMA {pragma}")
             self._conn = conn

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from engine import Action, ActionFormatError, CodeError, Game, parse_code
 from engine.codes import MAX_SEED, SplitMix64, decode_seed, encode_seed, make_code, random_code
+from tests import sources
 
 ENGINE_DIR = Path(__file__).resolve().parents[2] / "engine"
 ALLOWED_IMPORTS = {
@@ -118,7 +119,7 @@ def test_games_are_rebuilt_from_code_and_log() -> None:
 def test_engine_imports_nothing_that_does_io() -> None:
     """The engine is pure: standard-library modules without I/O, and itself."""
     for path in ENGINE_DIR.rglob("*.py"):
-        tree = ast.parse(path.read_text())
+        tree = sources.tree(path)
         for node in ast.walk(tree):
             names: list[str] = []
             if isinstance(node, ast.Import):

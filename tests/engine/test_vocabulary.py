@@ -15,6 +15,7 @@ from engine.api import ACTION_FIELDS
 from engine.hearts import RULES as HEARTS
 from engine.seahaven import RULES as SEAHAVEN
 from engine.vocabulary import DECLARED_RESULTS
+from tests import sources
 
 ENGINE_DIR = Path(engine.__file__).resolve().parent
 ENUMS = (Status, Result, Refusal, ActionKind)
@@ -76,7 +77,7 @@ def _refusal_arguments() -> list[tuple[str, int, ast.expr]]:
     """The first argument of every ``IllegalAction(...)`` / ``_refuse(...)`` call in the engine."""
     found = []
     for path in engine_sources():
-        tree = ast.parse(path.read_text(), str(path))
+        tree = sources.tree(path)
         for node in ast.walk(tree):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
                 continue
@@ -119,7 +120,7 @@ def test_documented_refusal_tables_use_only_refusal_codes() -> None:
 def test_no_assert_statements_in_the_engine() -> None:
     """``python -O`` strips asserts, so the engine validates with explicit checks instead."""
     for path in engine_sources():
-        tree = ast.parse(path.read_text(), str(path))
+        tree = sources.tree(path)
         lines = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Assert)]
         assert not lines, f"{path.relative_to(ENGINE_DIR.parent)} has assert at line(s) {lines}"
 

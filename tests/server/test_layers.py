@@ -10,6 +10,8 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+from tests import sources
+
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "server"
 
@@ -56,7 +58,7 @@ def modules() -> dict[str, Path]:
 
 def imports_of(path: Path, known: set[str]) -> Iterator[str]:
     """Every server module a file imports (``from server.x import y`` may name module y)."""
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(sources.tree(path)):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -112,7 +114,7 @@ def test_no_import_cycles() -> None:
 
 def test_the_engine_knows_nothing_of_the_server() -> None:
     for path in (ROOT / "engine").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(sources.tree(path)):
             if isinstance(node, ast.ImportFrom) and node.module:
                 assert not node.module.startswith(("server", "client")), (path, node.module)
             if isinstance(node, ast.Import):
@@ -122,7 +124,7 @@ def test_the_engine_knows_nothing_of_the_server() -> None:
 def test_features_do_not_register_by_import() -> None:
     """No module-level mutation of another module's registry (``X.append(...)`` at import)."""
     for path in SERVER.rglob("*.py"):
-        for node in ast.parse(path.read_text()).body:
+        for node in sources.tree(path).body:
             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
                 func = node.value.func
                 assert not (

@@ -118,13 +118,18 @@ def test_a_bad_write_fails_alone(migrated: str) -> None:
     async def body(engine: Any, writer: GroupWriter) -> None:
         await writer.submit(Write(None, None, new_game=_game_values("g_ok", "p_1")))
         good = [Write(_action("g_ok", s), _row_update("g_ok", s + 1)) for s in range(3)]
-        duplicate = Write(_action("g_ok", 0), None)  # same primary key as good[0]
+        conflicting = Write({**_action("g_ok", 0), "action": "undo"}, None)  # good[0]'s key, not its action
         orphan = Write(_action("g_missing", 0), None)  # no such game: foreign key
+        again = Write(_action("g_ok", 1), None)  # exactly good[1] once more: already stored, idempotent
         results = await asyncio.gather(
-            *(writer.submit(w) for w in [*good, duplicate, orphan]), return_exceptions=True
+            *(writer.submit(w) for w in [*good, conflicting, orphan]), return_exceptions=True
         )
         assert results[:3] == [None, None, None]
         assert isinstance(results[3], Exception) and isinstance(results[4], Exception)
+        late = await asyncio.gather(writer.submit(again), writer.submit(orphan), return_exceptions=True)
+        assert late[0] is None and isinstance(
+            late[1], Exception
+        )  # one stored write does not vouch for another
         async with engine.connect() as conn:
             seqs = (await conn.execute(select(ActionRow.seq).order_by(ActionRow.seq))).scalars().all()
             row = (await conn.execute(select(GameRow.seq).where(GameRow.id == "g_ok"))).scalar_one()

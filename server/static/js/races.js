@@ -480,7 +480,7 @@ function progressBar(racer) {
   return el(
     "div",
     { class: "progress-cell" },
-    el("div", { class: "bar", role: "progressbar", "aria-valuemin": "0", "aria-valuemax": String(total), "aria-valuenow": String(racer.progress), "aria-label": `${racer.player.name}: ${racer.progress} of ${total}` }, el("span", { style: `width:${pct}%` })),
+    el("div", { class: "bar", role: "progressbar", "aria-valuemin": "0", "aria-valuemax": String(total), "aria-valuenow": String(racer.progress), "aria-label": `${racer.player.name}: ${racer.progress} of ${total}` }, el("span", { style: { width: `${pct}%` } })),
     el("span", {}, `${racer.progress}/${total}`),
   );
 }

@@ -46,6 +46,7 @@ export function el(tag, attrs = {}, ...children) {
     else if (key === "text") node.textContent = value;
     else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
     else if (key === "dataset") Object.assign(node.dataset, value);
+    else if (key === "style") Object.assign(node.style, value); // CSSOM: a style attribute breaks the CSP
     else node.setAttribute(key, value === true ? "" : value);
   }
   for (const child of children.flat()) {

@@ -1,0 +1,122 @@
+"""A TCP proxy between the server and PostgreSQL that can lose a COMMIT's answer.
+
+It forwards bytes both ways. When cutting is on, every ``cut_every``-th
+``COMMIT`` a client sends is forwarded to PostgreSQL, and once PostgreSQL has
+had time to run it, the connection is closed both ways before the answer can
+travel back: the database holds the transaction, the client never hears so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Iterator
+
+COMMIT_GRACE_S = 0.05  # PostgreSQL runs the COMMIT within this; then the link is cut
+
+
+class CommitCuttingProxy:
+    """Runs on its own event loop in a thread; ``port`` is where the server should connect."""
+
+    def __init__(self, upstream_host: str = "127.0.0.1", upstream_port: int = 5432) -> None:
+        self.upstream = (upstream_host, upstream_port)
+        self.cut_every = 0  # 0: never cut
+        self.commits = 0
+        self.cuts = 0
+        self.port = 0
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._server: asyncio.Server | None = None
+        self._links: set[asyncio.Task[None]] = set()
+
+    def start(self) -> None:
+        self._thread.start()
+        started = asyncio.run_coroutine_threadsafe(self._start(), self._loop)
+        started.result(timeout=10)
+
+    async def _start(self) -> None:
+        self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    def stop(self) -> None:
+        """Close the listening socket and every link (safe to call twice)."""
+        if not self._thread.is_alive():
+            return
+
+        async def stop() -> None:
+            if self._server is not None:
+                self._server.close()
+            for task in list(self._links):
+                task.cancel()
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(stop(), self._loop).result(timeout=10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        if not self._thread.is_alive():
+            self._loop.close()
+
+    async def _accept(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._links.add(task)
+        try:
+            server_r, server_w = await asyncio.open_connection(*self.upstream)
+        except OSError:
+            client_w.close()
+            return
+        cut = asyncio.Event()
+        up = asyncio.create_task(self._client_to_server(client_r, server_w, cut))
+        down = asyncio.create_task(self._server_to_client(server_r, client_w, cut))
+        try:
+            await asyncio.wait({up, down}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task_ in (up, down):
+                task_.cancel()
+            for writer in (client_w, server_w):
+                writer.close()
+            if task is not None:
+                self._links.discard(task)
+
+    async def _client_to_server(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, cut: asyncio.Event
+    ) -> None:
+        while data := await reader.read(65536):
+            cutting = False
+            if self._is_commit(data):
+                self.commits += 1
+                cutting = bool(self.cut_every) and self.commits % self.cut_every == 0
+            if cutting:
+                cut.set()  # from now on nothing more travels back to the client
+            writer.write(data)
+            await writer.drain()
+            if cutting:
+                self.cuts += 1
+                await asyncio.sleep(COMMIT_GRACE_S)  # PostgreSQL commits meanwhile, unheard
+                return
+
+    @staticmethod
+    async def _server_to_client(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter, cut: asyncio.Event
+    ) -> None:
+        while not cut.is_set() and (data := await reader.read(65536)):
+            if cut.is_set():
+                return
+            writer.write(data)
+            await writer.drain()
+
+    @staticmethod
+    def _is_commit(data: bytes) -> bool:
+        """A simple-query message (``Q``) whose text is COMMIT: how asyncpg ends a transaction."""
+        return data[:1] == b"Q" and b"COMMIT" in data[5:40].upper()
+
+
+@contextlib.contextmanager
+def commit_cutting_proxy() -> Iterator[CommitCuttingProxy]:
+    proxy = CommitCuttingProxy()
+    proxy.start()
+    try:
+        yield proxy
+    finally:
+        proxy.stop()

@@ -1,0 +1,205 @@
+"""Database faults: a lost COMMIT answer (PostgreSQL), a SQLite file locked by another process,
+a second server on the same SQLite file. Memory always ends equal to the database, every
+client is told the truth, and the server recovers without a restart."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from engine import Action, Game
+from server.config import Settings
+from server.storage.db import make_engine, migrate
+from server.storage.models import ActionRow
+from tests.conftest import create_pg_database, drop_pg_database, pg_database_url
+from tests.pgproxy import commit_cutting_proxy
+from tests.server.competing import random_line
+from tests.support import Client, ahttp, new_player, running_server
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def stored_actions(database_url: str, game_id: str) -> list[str]:
+    engine = make_engine(database_url)
+    try:
+        async with engine.connect() as conn:
+            query = select(ActionRow.action).where(ActionRow.game_id == game_id).order_by(ActionRow.seq)
+            return list((await conn.execute(query)).scalars())
+    finally:
+        await engine.dispose()
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    name = create_pg_database()
+    try:
+        yield pg_database_url(name)
+    finally:
+        drop_pg_database(name)
+
+
+async def play_line(client: Client, game_id: str, code: str, seed: int) -> tuple[list[str], list[str]]:
+    """Play a random line; returns (acknowledged actions, refusal codes)."""
+    acknowledged: list[str] = []
+    refusals: list[str] = []
+    for seq, action in enumerate(random_line(code, seed, 12)):
+        reply = await client.act(game_id, seq, **action.to_json())
+        if reply["type"] == "result":
+            acknowledged.append(action.to_text())
+        else:
+            refusals.append(reply["code"])
+            break
+    return acknowledged, refusals
+
+
+@pytest.mark.postgres
+async def test_a_lost_commit_answer_is_read_back_and_the_truth_told(pg_url: str) -> None:
+    """13 games wedged before: now every stored action is acknowledged, memory equals the database."""
+    await migrate(pg_url)
+    with commit_cutting_proxy() as proxy:
+        proxied = pg_url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}")
+        with running_server(Settings(database_url=proxied, secret="s", migrate_on_start=False)) as base:
+            player = await new_player(base, "Cut")
+            clients = [await Client.connect(base, player["token"]) for _ in range(4)]
+            codes = [f"SH1-C4-AAAAA{c}2" for c in "BCDE"]
+            games = [
+                (await c.request("new_game", code=code))["game"]["id"]
+                for c, code in zip(clients, codes, strict=True)
+            ]
+            proxy.cut_every = 3  # from now on every third COMMIT's answer is lost
+            results = await asyncio.gather(
+                *(
+                    play_line(c, g, code, i)
+                    for i, (c, g, code) in enumerate(zip(clients, games, codes, strict=True))
+                )
+            )
+            proxy.cut_every = 0
+            assert proxy.cuts >= 3, proxy.cuts
+            for (acknowledged, refusals), game_id, code, client in zip(
+                results, games, codes, clients, strict=True
+            ):
+                stored = await stored_actions(pg_url, game_id)
+                assert stored == acknowledged  # acknowledged if and only if stored: the truth
+                assert set(refusals) <= {"unavailable"}, refusals
+                status, shown = await ahttp("GET", f"{base}/api/games/{game_id}")
+                assert status == 200 and shown["state"]["seq"] == len(stored)  # memory equals the database
+                replayed = Game.replay(code, [Action.from_text(text) for text in stored])
+                assert shown["state"]["fingerprint"] == replayed.fingerprint()
+                legal = replayed.legal_actions()[0].to_json()  # later moves work
+                assert (await client.act(game_id, len(stored), **legal))["type"] == "result"
+            for client in clients:
+                await client.close()
+
+
+def hold_write_lock(path: Path) -> subprocess.Popen[str]:
+    """Another process that takes the SQLite file's write lock and keeps it until told to stop."""
+    script = (
+        "import sqlite3, sys\n"
+        f"c = sqlite3.connect({str(path)!r}, isolation_level=None)\n"
+        "c.execute('BEGIN IMMEDIATE')\n"
+        "print('locked', flush=True)\n"
+        "sys.stdin.readline()\n"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    return holder
+
+
+def release(holder: subprocess.Popen[str]) -> None:
+    """Let the lock go and end the holder; its pipes are closed whatever happens."""
+    try:
+        if holder.poll() is None and holder.stdin is not None:
+            holder.stdin.write("\n")
+            holder.stdin.flush()
+        holder.wait(timeout=10)
+    except (subprocess.TimeoutExpired, OSError):
+        holder.kill()
+        holder.wait(timeout=10)
+    finally:
+        for pipe in (holder.stdin, holder.stdout):
+            if pipe is not None:
+                pipe.close()
+
+
+async def test_a_locked_sqlite_file_answers_unavailable_soon_and_recovers(tmp_path: Path) -> None:
+    path = tmp_path / "solitaire.db"
+    url = f"sqlite+aiosqlite:///{path}"
+    with running_server(Settings(database_url=url, secret="s")) as base:
+        player = await new_player(base, "Locked")
+        client = await Client.connect(base, player["token"])
+        game_id = (await client.request("new_game", code="HH1-N-AAAAAAM"))["game"]["id"]
+        holder = hold_write_lock(path)
+        try:
+            started = time.monotonic()
+            refused = await client.act(game_id, 0, type="draw")  # Client.request waits 10 s at most
+            assert refused["type"] == "error" and refused["code"] == "unavailable", refused
+            assert time.monotonic() - started < 5 + 1  # the lock wait is bounded, not once per writer
+            status, health = await ahttp("GET", f"{base}/health")
+            assert status == 503 and health == {"status": "unavailable", "database": "unavailable"}
+            assert (await ahttp("GET", f"{base}/ready"))[0] == 503
+        finally:
+            release(holder)
+        deadline = time.monotonic() + 15
+        while (await ahttp("GET", f"{base}/health"))[0] != 200:  # recovers alone
+            assert time.monotonic() < deadline, "health did not recover"
+            await asyncio.sleep(0.1)
+        accepted = await client.act(game_id, 0, type="draw")  # nothing was stored: seq 0 again
+        assert accepted["type"] == "result" and accepted["state"]["seq"] == 1
+        assert await stored_actions(url, game_id) == ["draw"]
+        await client.close()
+
+
+async def test_a_second_process_on_the_same_sqlite_file_refuses_to_start(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'solitaire.db'}"
+    with running_server(Settings(database_url=url, secret="s")):
+        env = {**os.environ, "SOLITAIRE_DATABASE_URL": url, "SOLITAIRE_SECRET": "s"}
+        second = subprocess.run(
+            [sys.executable, "-m", "server.cli", "--port", "0", "--log-level", "warning"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert second.returncode != 0
+        assert "another server process is using" in second.stdout + second.stderr
+
+
+@pytest.mark.postgres
+async def test_every_http_route_answers_503_json_while_the_database_is_away(pg_url: str) -> None:
+    await migrate(pg_url)
+    with commit_cutting_proxy() as proxy:
+        proxied = pg_url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}")
+        with running_server(Settings(database_url=proxied, secret="s", migrate_on_start=False)) as base:
+            token = (await new_player(base, "Away"))["token"]
+            proxy.stop()
+            routes = [
+                ("GET", "/api/games", None),
+                ("GET", "/api/games/g_x", None),
+                ("GET", "/api/games/g_x/actions", None),
+                ("GET", "/api/games/g_x/verify", None),
+                ("GET", "/api/games/g_x/solution", None),
+                ("POST", "/api/players", {"name": "N"}),
+                ("GET", "/api/players/p_x", None),
+                ("PATCH", "/api/players/me", {"name": "M"}),
+                ("GET", "/api/daily", None),
+                ("GET", "/api/daily/2026-01-01", None),
+                ("GET", "/api/leaderboards/HH1-N-AAAAAAM", None),
+                ("GET", "/api/leaderboards/HH1-N-AAAAAAM/players/p_x", None),
+            ]
+            for method, path, body in routes:
+                status, answer = await ahttp(method, base + path, body, token)
+                assert status == 503 and answer["error"]["code"] == "unavailable", (path, status, answer)
+            for path in ("/health", "/ready"):
+                status, answer = await ahttp("GET", base + path)
+                assert status == 503 and answer == {"status": "unavailable", "database": "unavailable"}
