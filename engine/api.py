@@ -32,7 +32,7 @@ S = TypeVar("S")  # a game's state type: HeartState, seahaven.State
 # Action kinds and the JSON field each positional part maps to. Rules as data:
 # one table drives JSON parsing, JSON output and the text form.
 # Keys are ActionKind members (equal to, and hashing like, their strings).
-ACTION_FIELDS: dict[str, tuple[str, ...]] = {
+_FIELDS: dict[ActionKind, tuple[str, ...]] = {
     ActionKind.TOUCH: ("at",),  # Heart to Heart touch model: "heart:N", "stock", "waste"
     ActionKind.PAIR: ("a", "b"),  # Heart to Heart explicit pair: two of "heart:N" / "waste"
     ActionKind.DRAW: (),  # Heart to Heart: draw from the stock, or redeal when it is empty
@@ -41,6 +41,9 @@ ACTION_FIELDS: dict[str, tuple[str, ...]] = {
     ActionKind.MOVE: ("from", "to", "count"),  # Seahaven explicit move of `count` cards
     ActionKind.UNDO: (),  # both games
 }
+# Keyed by the plain values: every action's JSON and text form looks its kind up here,
+# and a str key hashes faster than an enum member (equal keys either way).
+ACTION_FIELDS: dict[str, tuple[str, ...]] = {kind.value: fields for kind, fields in _FIELDS.items()}
 INT_FIELDS = frozenset({"count"})
 OPTIONAL_FIELDS = frozenset({"count"})  # defaults to 1
 

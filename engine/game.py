@@ -20,8 +20,15 @@ from engine.codes import GameCode, parse_code
 from engine.registry import AnyRules, rules_for
 from engine.vocabulary import ActionKind, Refusal, Status
 
+# Names read on every action, bound once: on Python 3.11 reading ``Status.WON``
+# through its class is a descriptor call, and an enum member compares and
+# hashes through a slower slot than a str, so action kinds are kept as their
+# plain values (equal to the members) and statuses are tested by identity.
+_UNDO = ActionKind.UNDO.value
+_WON = Status.WON
+
 UNDO_LIMIT = 100
-UNDO = Action(ActionKind.UNDO)
+UNDO = Action(_UNDO)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,9 +83,9 @@ class Game:
 
     def apply(self, action: Action) -> Outcome:
         """Apply one action or raise IllegalAction; this Game is never changed."""
-        if self.status == Status.WON:
+        if self.status is _WON:  # statuses are always members: identity is the cheapest test
             raise IllegalAction(Refusal.GAME_OVER, "The game is won")
-        if action.kind == ActionKind.UNDO:
+        if action.kind == _UNDO:
             return self._undo()
         step = self.rules.apply(self.state, action)
         if not step.is_move:
@@ -113,7 +120,7 @@ class Game:
 
     def legal_actions(self) -> list[Action]:
         """Explicit legal actions now, undo included when there is history."""
-        if self.status == Status.WON:
+        if self.status is _WON:  # statuses are always members: identity is the cheapest test
             return []
         actions = self.rules.legal_actions(self.state)
         return [*actions, UNDO] if self.history else actions

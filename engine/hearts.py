@@ -73,6 +73,17 @@ from engine.api import Action, IllegalAction, Rules, Step, json_cards, json_stri
 from engine.codes import GameCode, shuffled_deck
 from engine.vocabulary import ActionKind, Refusal, Status
 
+# Names read on every action, bound once: on Python 3.11 reading ``Status.WON``
+# through its class is a descriptor call, and an enum member compares and
+# hashes through a slower slot than a str, so action kinds are kept as their
+# plain values (equal to the members) and statuses are tested by identity.
+_DRAW = ActionKind.DRAW.value
+_PAIR = ActionKind.PAIR.value
+_TOUCH = ActionKind.TOUCH.value
+_PLAYING = Status.PLAYING
+_STALEMATE = Status.STALEMATE
+_WON = Status.WON
+
 HEART_SIZE = 25
 HEART_PAIR_POINTS = 20  # HH-19: 10 for each heart card
 WASTE_PAIR_POINTS = 10  # HH-19: the waste card scores nothing
@@ -144,13 +155,13 @@ def compute_status(
     waste top: drawing can still bring it up.
     """
     if heart.count(None) == HEART_SIZE:
-        return Status.WON
+        return _WON
     ranks = [cast(str, heart[i])[0] for i in free]
     if len(set(ranks)) < len(ranks):
-        return Status.PLAYING
+        return _PLAYING
     pile = {card[0] for card in stock}
     pile.update(card[0] for card in waste)
-    return Status.PLAYING if any(r in pile for r in ranks) else Status.STALEMATE
+    return _PLAYING if any(r in pile for r in ranks) else _STALEMATE
 
 
 def make_state(
@@ -196,20 +207,20 @@ class HeartRules:
         A win is final (HH-20): a won position refuses everything, even a draw
         from a stock that still holds cards.
         """
-        if state.status == Status.WON:
+        if state.status is _WON:
             raise IllegalAction(Refusal.GAME_OVER, "The game is won")
         kind = action.kind
-        if kind == ActionKind.TOUCH:
+        if kind == _TOUCH:
             return _touch(state, action.args[0])
-        if kind == ActionKind.PAIR:
+        if kind == _PAIR:
             return _explicit_pair(state, action.args[0], action.args[1])
-        if kind == ActionKind.DRAW:
+        if kind == _DRAW:
             return _draw(state)
         raise IllegalAction(Refusal.UNSUPPORTED_ACTION, f"Heart to Heart has no {kind!r} action")
 
     def legal_actions(self, state: HeartState) -> list[Action]:
         """Every explicit pair (each unordered pair once, heart first) and draw; none once won."""
-        if state.status == Status.WON:
+        if state.status is _WON:
             return []
         by_rank: dict[str, list[int]] = {}
         for i, card in _free_cards(state):
@@ -218,12 +229,12 @@ class HeartRules:
         for group in by_rank.values():
             for n, i in enumerate(group):
                 for j in group[n + 1 :]:
-                    actions.append(Action(ActionKind.PAIR, (HEART_LOCATIONS[i], HEART_LOCATIONS[j])))
+                    actions.append(Action(_PAIR, (HEART_LOCATIONS[i], HEART_LOCATIONS[j])))
         if state.waste:
             for i in by_rank.get(state.waste[-1][0], ()):
-                actions.append(Action(ActionKind.PAIR, (HEART_LOCATIONS[i], WASTE)))
+                actions.append(Action(_PAIR, (HEART_LOCATIONS[i], WASTE)))
         if state.stock or state.waste:
-            actions.append(Action(ActionKind.DRAW))
+            actions.append(Action(_DRAW))
         return actions
 
     # -- queries -----------------------------------------------------------
@@ -264,7 +275,7 @@ class HeartRules:
         not a card to pair, so it is never dimmed. A won position (HH-20) offers
         nothing: all three are empty.
         """
-        if state.status == Status.WON:
+        if state.status is _WON:
             return {"framed": [], "matches": [], "dimmed": []}
         waste = state.waste
         free_cards = _free_cards(state)
@@ -421,9 +432,9 @@ def _remove_pair(state: HeartState, a: str, b: str) -> Step[HeartState]:
     freed = [HEART_LOCATIONS[i] for i in free if i not in old_free]
     points = HEART_PAIR_POINTS if len(gone) == 2 else WASTE_PAIR_POINTS
     events: list[dict[str, Any]] = [{"kind": "pair", "cards": cards, "points": points, "freed": freed}]
-    if status == Status.WON:
+    if status is _WON:
         events.append({"kind": "won"})  # event kinds are not statuses, though these two share the words
-    elif status == Status.STALEMATE:
+    elif status is _STALEMATE:
         events.append({"kind": "stalemate", "message": NO_MORE_MOVES})
     nxt = HeartState(heart_t, state.stock, waste, None, tuple(removed), free, status)
     return Step(nxt, points, True, tuple(events))

@@ -122,6 +122,17 @@ from engine.api import Action, IllegalAction, Rules, Step, json_cards, json_stri
 from engine.codes import RANKS, SUITS, GameCode, shuffled_deck
 from engine.vocabulary import ActionKind, Refusal, Status
 
+# Names read on every action, bound once: on Python 3.11 reading ``Status.WON``
+# through its class is a descriptor call, and an enum member compares and
+# hashes through a slower slot than a str, so action kinds are kept as their
+# plain values (equal to the members) and statuses are tested by identity.
+_DOUBLE_TAP = ActionKind.DOUBLE_TAP.value
+_MOVE = ActionKind.MOVE.value
+_TAP = ActionKind.TAP.value
+_PLAYING = Status.PLAYING
+_STUCK = Status.STUCK
+_WON = Status.WON
+
 NCOLS = 10
 SORTED_SUITS = tuple(sorted(SUITS))  # key order of the canonical snapshot JSON
 KING = 13
@@ -427,9 +438,9 @@ def _moves_for_card(
     if up is not None:
         target = tops.get(up)
         if target is not None and ok_full:
-            out.append(Action(ActionKind.MOVE, (src, COL_NAMES[target], count)))
+            out.append(Action(_MOVE, (src, COL_NAMES[target], count)))
     elif ok_empty:
-        out.extend(Action(ActionKind.MOVE, (src, COL_NAMES[j], count)) for j in empties)
+        out.extend(Action(_MOVE, (src, COL_NAMES[j], count)) for j in empties)
 
 
 def _has_move(state: State) -> bool:
@@ -498,15 +509,16 @@ class SeahavenRules:
         A win is final (SH-13 and its Decision): a won position refuses every
         action, even taking a card back off a foundation (SH-17).
         """
-        if _won(state):
+        found = state.foundations  # _won(state), inlined: this runs on every action
+        if found[0] + found[1] + found[2] + found[3] == 52:
             raise _refuse(Refusal.GAME_OVER, "The game is won")
         kind = action.kind
-        if kind == ActionKind.MOVE:
+        if kind == _MOVE:
             src, dst, count = _args(action, 3)
             return _execute(state, _plan_move(state, src, dst, count))
-        if kind == ActionKind.TAP:
+        if kind == _TAP:
             return _execute(state, _plan_tap(state, _args(action, 1)[0]))
-        if kind == ActionKind.DOUBLE_TAP:
+        if kind == _DOUBLE_TAP:
             at, count = _args(action, 2)
             return _execute(state, _plan_double_tap(state, at, count))
         raise _refuse(Refusal.BAD_ACTION, f"Seahaven Towers has no {kind!r} action")
@@ -537,7 +549,7 @@ class SeahavenRules:
             if top:
                 card = CARD_AT[suit][top]
                 _moves_for_card(out, FOUND_NAMES[suit], card, 1, True, bool(empties), tops, empties)
-                out.extend(Action(ActionKind.MOVE, (FOUND_NAMES[suit], c, 1)) for c in free)
+                out.extend(Action(_MOVE, (FOUND_NAMES[suit], c, 1)) for c in free)
         return out
 
     @staticmethod
@@ -546,14 +558,14 @@ class SeahavenRules:
     ) -> None:
         """A single card to its foundation (SH-6) and to each free cell (SH-5)."""
         if found[SUIT[card]] == RANK[card] - 1:
-            out.append(Action(ActionKind.MOVE, (src, FOUND_NAMES[SUIT[card]], 1)))
-        out.extend(Action(ActionKind.MOVE, (src, cell, 1)) for cell in free)
+            out.append(Action(_MOVE, (src, FOUND_NAMES[SUIT[card]], 1)))
+        out.extend(Action(_MOVE, (src, cell, 1)) for cell in free)
 
     def status(self, state: State) -> Status:
         """Called on every ``Game.apply``, so it stops at the first move it finds."""
         if _won(state):
-            return Status.WON
-        return Status.PLAYING if _has_move(state) else Status.STUCK
+            return _WON
+        return _PLAYING if _has_move(state) else _STUCK
 
     def progress(self, state: State) -> int:
         """Cards on the foundations (leaderboards rank by this, never by score)."""
