@@ -104,9 +104,9 @@ def compile_field(node: dict[str, Any], required: bool, schemas: dict[str, Any])
     """
     node = _resolve(node, schemas)
     branches = [_resolve(n, schemas) for n in node.get("oneOf", ())]
-    if len(branches) == 2 and {"type": "null"} in branches:
-        other = next(b for b in branches if b != {"type": "null"})
-        return replace(compile_field(other, required, schemas), nullable=True)
+    others = [b for b in branches if b.get("type") != "null"]
+    if len(branches) == 2 and len(others) == 1:  # X or null
+        return replace(compile_field(others[0], required, schemas), nullable=True)
     if "oneOf" in node or ("enum" not in node and node.get("type") not in _JSON_TYPES):
         if all(_resolve(n, schemas).get("type") == "object" for n in node.get("oneOf", [])):
             return Field((dict,), required)
