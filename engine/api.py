@@ -80,6 +80,8 @@ class Action:
         if not isinstance(data, dict):
             raise ActionFormatError("an action must be a JSON object")
         kind = data.get("type")
+        if not isinstance(kind, str):  # a list or an object is not even hashable
+            raise ActionFormatError("an action's type must be a string")
         if kind not in ACTION_FIELDS:
             raise ActionFormatError(f"unknown action type {kind!r}")
         args: list[str | int] = []

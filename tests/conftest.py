@@ -20,7 +20,7 @@ from sqlalchemy.engine import make_url
 
 from server.config import Settings
 from tests.contract import pytest_sessionfinish  # noqa: F401  (checks every received message)
-from tests.support import OPEN_CLIENTS, PG_ADMIN_URL, ManualClock, running_server
+from tests.support import OPEN_CLIENTS, PG_ADMIN_URL, ErrorRecords, ManualClock, logged_errors, running_server
 
 BACKENDS = ["sqlite", "postgres"]
 
@@ -72,6 +72,14 @@ async def _close_test_clients() -> AsyncIterator[None]:
 def _async_tests_close_their_clients(request: pytest.FixtureRequest) -> None:
     if inspect.iscoroutinefunction(request.function):
         request.getfixturevalue("_close_test_clients")
+
+
+@pytest.fixture
+def server_errors() -> Iterator[ErrorRecords]:
+    """What the servers log at ERROR during the test; the test fails if anything was."""
+    with logged_errors() as errors:
+        yield errors
+    assert not errors.records, errors.lines()
 
 
 @pytest.fixture(scope="module", params=BACKENDS)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import logging
 import os
 import socket
 import threading
@@ -99,6 +100,60 @@ def http(method: str, url: str, body: Any = None, token: str | None = None) -> t
 
 async def ahttp(method: str, url: str, body: Any = None, token: str | None = None) -> tuple[int, Any]:
     return await asyncio.to_thread(http, method, url, body, token)
+
+
+def http_raw(method: str, url: str, data: bytes | None = None, token: str | None = None) -> tuple[int, Any]:
+    """Like :func:`http`, with the body sent as given (not JSON-encoded here): for malformed bodies."""
+    request = urllib.request.Request(url, data=data, method=method)
+    request.add_header("Content-Type", "application/json")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"null")
+
+
+async def ahttp_raw(
+    method: str, url: str, data: bytes | None = None, token: str | None = None
+) -> tuple[int, Any]:
+    return await asyncio.to_thread(http_raw, method, url, data, token)
+
+
+class ErrorRecords(logging.Handler):
+    """Every record at ERROR or above, from any logger (uvicorn's do not reach the root)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+    def lines(self) -> list[str]:
+        return [
+            f"{r.name}: {r.getMessage()}" + (" (with a traceback)" if r.exc_info else "")
+            for r in self.records
+        ]
+
+
+@contextmanager
+def logged_errors() -> Iterator[ErrorRecords]:
+    """Collect what the server logs at ERROR (a traceback included) while the block runs."""
+    handler = ErrorRecords()
+    loggers = [logging.getLogger()] + [
+        logger
+        for logger in logging.Logger.manager.loggerDict.values()
+        if isinstance(logger, logging.Logger) and not logger.propagate
+    ]
+    for logger in loggers:
+        logger.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        for logger in loggers:
+            logger.removeHandler(handler)
 
 
 async def new_player(base: str, name: str | None = None) -> dict[str, Any]:

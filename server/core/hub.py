@@ -10,6 +10,7 @@ serialized once per publish, not once per subscriber.
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from typing import Any, Protocol
 
@@ -33,12 +34,27 @@ def encode(message: dict[str, Any]) -> str:
 
     A top-level ``Encoded`` value is spliced in as is, so a state serialized
     once serves the player's result and every watcher's update.
+
+    The frame is always sendable: text is kept as it is (``ensure_ascii=False``,
+    shorter for names in any script), but should a lone surrogate ever get this
+    far (requests refuse them, so it would be a bug), the frame is escaped to
+    ASCII instead of failing in the UTF-8 encoder and silencing the connection.
     """
+    frame = _encode(message, False)
+    if not frame.isascii() and LONE_SURROGATE.search(frame):
+        return _encode(message, True)
+    return frame
+
+
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _encode(message: dict[str, Any], ascii_only: bool) -> str:
     encoded = {k: v for k, v in message.items() if isinstance(v, Encoded)}
     if not encoded:
-        return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+        return json.dumps(message, separators=(",", ":"), ensure_ascii=ascii_only)
     rest = {k: v for k, v in message.items() if k not in encoded}
-    head = json.dumps(rest, separators=(",", ":"), ensure_ascii=False)[:-1]
+    head = json.dumps(rest, separators=(",", ":"), ensure_ascii=ascii_only)[:-1]
     tail = "".join(f',"{k}":{v}' for k, v in encoded.items())
     return f"{head}{tail}}}" if rest else "{" + tail[1:] + "}"
 

@@ -4,13 +4,21 @@ Errors use the same codes as the WebSocket protocol,
 ``{"error": {"code": …, "message": …}}``, with the status each
 :class:`~server.vocabulary.ErrorCode` names; this holds for unknown ``/api``
 paths and wrong methods too, never a plain-text page.
+
+Input is checked here, from the published ``openapi.json``, before a handler
+sees it: each route's path parameters against their schemas (an id with a NUL
+byte never reaches PostgreSQL), a JSON body against its request schema
+(:func:`json_body`, with the WebSocket's field checks), whole-number query
+parameters by :func:`int_param`.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +30,18 @@ from starlette.routing import BaseRoute, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
 
+from server.core.hub import encode
+from server.edge.protocol import SCHEMA_PATH as ASYNCAPI_PATH
+from server.edge.protocol import (
+    Field,
+    check,
+    check_fields,
+    compile_field,
+    not_text,
+    parse_json,
+    printable,
+    surrogate_in,
+)
 from server.errors import ProtocolError
 from server.storage import queries
 from server.storage.db import ping
@@ -35,17 +55,87 @@ INTERNAL = ProtocolError(ErrorCode.INTERNAL, "the server failed; nothing was cha
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schema"
 MAX_BODY_BYTES = 4096
 Endpoint = Callable[[Request], Awaitable[Response]]
+WHOLE_NUMBER = re.compile(r"-?[0-9]{1,10}\Z", re.ASCII)
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """One documented route and method, compiled: its path parameters and its JSON body's fields."""
+
+    path_params: dict[str, Field]
+    body: dict[str, Field] | None = None
+
+
+def compile_operations(document: dict[str, Any], schemas: dict[str, Any]) -> dict[tuple[str, str], Operation]:
+    """(path, METHOD) -> Operation for every operation of the OpenAPI document."""
+    table: dict[tuple[str, str], Operation] = {}
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            if method == "parameters":
+                continue
+            params = [*item.get("parameters", ()), *operation.get("parameters", ())]
+            path_params = {
+                p["name"]: compile_field(p["schema"], True, schemas) for p in params if p["in"] == "path"
+            }
+            body = None
+            if "requestBody" in operation:
+                node = operation["requestBody"]["content"]["application/json"]["schema"]
+                while "$ref" in node:
+                    node = schemas[node["$ref"].rsplit("/", 1)[1]]
+                required = set(node.get("required", ()))
+                body = {
+                    name: compile_field(sub, name in required, schemas)
+                    for name, sub in node["properties"].items()
+                }
+            table[(path, method.upper())] = Operation(path_params, body)
+    return table
+
+
+def _load_operations() -> dict[tuple[str, str], Operation]:
+    """openapi.json compiled; its refs into asyncapi.json (ids, codes) resolve by schema name."""
+    openapi = json.loads((SCHEMA_DIR / "openapi.json").read_text(encoding="utf-8"))
+    asyncapi = json.loads(ASYNCAPI_PATH.read_text(encoding="utf-8"))
+    own, shared = openapi["components"]["schemas"], asyncapi["components"]["schemas"]
+    if set(own) & set(shared):
+        raise ValueError(f"schema names in both documents: {set(own) & set(shared)}")
+    return compile_operations(openapi, {**shared, **own})
+
+
+# The HTTP shapes are defined once, in the published schema; this is their compiled form.
+OPERATIONS: dict[tuple[str, str], Operation] = _load_operations()
+
+
+class EnvelopeResponse(JSONResponse):
+    """The error envelope, rendered by the frames' encoder: always valid UTF-8, whatever it quotes."""
+
+    def render(self, content: Any) -> bytes:
+        return encode(content).encode("utf-8")
 
 
 def error_response(exc: ProtocolError) -> JSONResponse:
-    return JSONResponse(exc.to_envelope(), status_code=exc.code.http_status)
+    return EnvelopeResponse(exc.to_envelope(), status_code=exc.code.http_status)
 
 
-def endpoint(fn: Endpoint) -> Endpoint:
-    """Every answer is JSON: refusals in the envelope, a database outage a 503, a fault a 500."""
+def check_path_params(request: Request, operation: Operation) -> None:
+    """Each path parameter against its schema, or ``bad_message`` naming it."""
+    for name, field in operation.path_params.items():
+        check("", name, field, request.path_params[name])
+
+
+def endpoint(fn: Endpoint, operations: dict[str, Operation] | None = None) -> Endpoint:
+    """Every answer is JSON: refusals in the envelope, a database outage a 503, a fault a 500.
+
+    ``operations`` (method -> Operation) are the route's documented shapes: path
+    parameters are checked before ``fn`` runs, and :func:`json_body` checks the body.
+    """
+    operations = operations or {}
 
     async def wrapped(request: Request) -> Response:
         try:
+            operation = operations.get(request.method)
+            if operation is not None:
+                check_path_params(request, operation)
+                request.state.operation = operation
             return await fn(request)
         except ProtocolError as exc:
             return error_response(exc)
@@ -64,32 +154,44 @@ def endpoint(fn: Endpoint) -> Endpoint:
 
 
 def route(path: str, fn: Endpoint, methods: list[str] | None = None) -> Route:
-    """A route whose ProtocolErrors become the JSON error envelope."""
-    return Route(path, endpoint(fn), methods=methods)
+    """A route whose ProtocolErrors become the JSON error envelope, its input checked as
+    ``openapi.json`` documents it."""
+    operations = {m: op for (p, m), op in OPERATIONS.items() if p == path}
+    return Route(path, endpoint(fn, operations), methods=methods)
 
 
 async def json_body(request: Request) -> dict[str, Any]:
-    """The request's JSON object (empty body = {}), or bad_json."""
+    """The request's JSON object (empty body = {}) checked against the route's documented body:
+    ``bad_json`` when it is not a JSON object, ``bad_message`` naming a field that is unknown,
+    missing, of the wrong type or length, or not Unicode text (a lone surrogate)."""
     raw = await request.body()
     if len(raw) > MAX_BODY_BYTES:
         raise ProtocolError(ErrorCode.BAD_MESSAGE, f"the body is larger than {MAX_BODY_BYTES} bytes")
-    if not raw.strip():
-        return {}
-    try:
-        body = json.loads(raw)
-    except (ValueError, RecursionError):
-        raise ProtocolError(ErrorCode.BAD_JSON, "the body is not valid JSON") from None
+    body: Any = {}
+    if raw.strip():
+        try:
+            body = parse_json(raw)
+        except (ValueError, RecursionError):  # not JSON (or not UTF-8), or nested past the parser
+            raise ProtocolError(ErrorCode.BAD_JSON, "the body is not valid JSON") from None
     if not isinstance(body, dict):
         raise ProtocolError(ErrorCode.BAD_JSON, "the body must be a JSON object")
+    operation = getattr(request.state, "operation", None)
+    if operation is not None and operation.body is not None:
+        return check_fields("", operation.body, body)
+    for name, value in body.items():  # no documented body: still, every string must be text
+        if (found := surrogate_in([name, value])) is not None:
+            raise not_text(printable(name), name, found)
     return body
 
 
 def int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
-    """A whole-number query parameter within [low, high], or ``bad_message`` naming it."""
+    """A whole-number query parameter within [low, high], or ``bad_message`` naming it.
+
+    Only ASCII digits count: ``str.isdigit`` takes ``²`` and ``١`` too, which ``int`` refuses."""
     raw = request.query_params.get(name)
     if raw is None:
         return default
-    if not raw.isdigit() or not low <= int(raw) <= high:
+    if WHOLE_NUMBER.match(raw) is None or not low <= int(raw) <= high:
         raise ProtocolError(
             ErrorCode.BAD_MESSAGE, f"{name} must be a whole number from {low} to {high}", field=name
         )

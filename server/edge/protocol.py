@@ -7,13 +7,18 @@ against is compiled at import from the published AsyncAPI document
 compiled table checks them several times faster than a general JSON Schema
 validator would (``bench/protocol.py``; ``tests/server/test_protocol_schema.py``
 checks the two agree).
+
+Every string a request carries, at any depth, must be Unicode text: a lone
+surrogate (``"\\ud800"`` is valid JSON but no character) is refused here,
+naming its field, so nothing downstream (a database driver, the UTF-8 encoder
+of a reply, a log line) ever meets one.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +47,47 @@ class Field:
     minimum: int = INT32[0]
     maximum: int = INT32[1]
     choices: tuple[Any, ...] | None = None
+    nullable: bool = False  # ``oneOf: [X, {"type": "null"}]``: null stands for "not given"
+
+
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate(text: str) -> str | None:
+    """The first lone surrogate in ``text`` as ``U+D800``, or None for proper Unicode text."""
+    if text.isascii():
+        return None
+    found = LONE_SURROGATE.search(text)
+    return f"U+{ord(found.group()):04X}" if found else None
+
+
+def surrogate_in(value: Any) -> str | None:
+    """The first lone surrogate in any string or key of a JSON value, at any depth (no recursion)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if (found := lone_surrogate(item)) is not None:
+                return found
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
+def printable(text: str) -> str:
+    """``text`` with any lone surrogate written as ``\\udXXX``: safe to name in a reply."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def not_text(label: str, name: str, code_point: str) -> ProtocolError:
+    return ProtocolError(
+        ErrorCode.BAD_MESSAGE,
+        f"{label} must be Unicode text: it holds the lone surrogate {code_point}",
+        field=printable(name),
+    )
 
 
 def _resolve(node: dict[str, Any], schemas: dict[str, Any]) -> dict[str, Any]:
@@ -57,6 +103,10 @@ def compile_field(node: dict[str, Any], required: bool, schemas: dict[str, Any])
     engine's to judge (``Action.from_json``), with an error naming ``action``.
     """
     node = _resolve(node, schemas)
+    branches = [_resolve(n, schemas) for n in node.get("oneOf", ())]
+    others = [b for b in branches if b.get("type") != "null"]
+    if len(branches) == 2 and len(others) == 1:  # X or null
+        return replace(compile_field(others[0], required, schemas), nullable=True)
     if "oneOf" in node or ("enum" not in node and node.get("type") not in _JSON_TYPES):
         if all(_resolve(n, schemas).get("type") == "object" for n in node.get("oneOf", [])):
             return Field((dict,), required)
@@ -77,8 +127,9 @@ def compile_field(node: dict[str, Any], required: bool, schemas: dict[str, Any])
 
 
 def _pattern(text: str) -> re.Pattern[str]:
-    """A schema pattern with JSON Schema's meaning: its ``$`` is the very end (Python's is ``\\Z``)."""
-    return re.compile(text[:-1] + r"\Z" if text.endswith("$") else text)
+    """A schema pattern with JSON Schema's meaning: its ``$`` is the very end (Python's is ``\\Z``),
+    and ``\\d`` or ``\\w`` are ASCII only, as in ECMA-262 (Python's take any script's digits)."""
+    return re.compile(text[:-1] + r"\Z" if text.endswith("$") else text, re.ASCII)
 
 
 def compile_requests(document: dict[str, Any]) -> dict[str, dict[str, Field]]:
@@ -102,12 +153,26 @@ def compile_requests(document: dict[str, Any]) -> dict[str, dict[str, Field]]:
 REQUESTS: dict[str, dict[str, Field]] = compile_requests(json.loads(SCHEMA_PATH.read_text()))
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_json(text: str | bytes) -> Any:
+    """A frame or body as JSON, strictly: ``NaN`` and ``Infinity`` (which Python's parser takes)
+    are refused like any other non-JSON. Raises ``ValueError``, or ``RecursionError`` past the
+    parser's depth (about 1,000 levels; the callers answer both with ``bad_json``)."""
+    return json.loads(text, parse_constant=_no_constant)
+
+
 def request_id(message: dict[str, Any]) -> Any:
-    """The client's id if it is a valid one (string up to 64 characters, or integer)."""
+    """The client's id if it is a valid one (Unicode text up to 64 characters, or an integer).
+
+    An id that is not is never echoed: a reply carrying a lone surrogate could not be sent.
+    """
     rid = message.get("id")
     if isinstance(rid, bool):
         return None
-    if isinstance(rid, int) or (isinstance(rid, str) and len(rid) <= 64):
+    if isinstance(rid, int) or (isinstance(rid, str) and len(rid) <= 64 and lone_surrogate(rid) is None):
         return rid
     return None
 
@@ -117,56 +182,87 @@ def validate(message: Any) -> tuple[str, dict[str, Any]]:
     if not isinstance(message, dict):
         raise ProtocolError(ErrorCode.BAD_JSON, "a message must be a JSON object")
     kind = message.get("type")
-    if not isinstance(kind, str) or kind not in REQUESTS:
-        raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"unknown message type {kind!r}")
+    if not isinstance(kind, str):  # never repr'd: a list nested 900 deep would overflow the stack
+        raise ProtocolError(ErrorCode.UNKNOWN_TYPE, "a message's type must be a string naming a request")
+    if kind not in REQUESTS:
+        raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"unknown message type {_brief(kind)}")
     if "id" in message and request_id(message) is None:
         raise ProtocolError(
-            ErrorCode.BAD_MESSAGE, "id must be an integer or a string of ≤ 64 characters", field="id"
+            ErrorCode.BAD_MESSAGE, "id must be an integer or a text of ≤ 64 characters", field="id"
         )
-    spec = REQUESTS[kind]
+    return kind, check_fields(kind, REQUESTS[kind], message, skip=("type", "id"))
+
+
+def check_fields(
+    kind: str, spec: dict[str, Field], values: dict[str, Any], skip: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """An object's fields against their compiled schemas: none unknown, none required missing."""
     fields: dict[str, Any] = {}
-    for name, value in message.items():
-        if name in ("type", "id"):
+    for name, value in values.items():
+        if name in skip:
             continue
         field = spec.get(name)
         if field is None:
-            raise ProtocolError(ErrorCode.BAD_MESSAGE, f"{kind} has no field {name!r}", field=name)
+            where = f"{kind} has" if kind else "there is"
+            raise ProtocolError(
+                ErrorCode.BAD_MESSAGE, f"{where} no field {_brief(name)}", field=printable(name)
+            )
         fields[name] = check(kind, name, field, value)
     for name, field in spec.items():
         if field.required and name not in fields:
-            raise ProtocolError(ErrorCode.BAD_MESSAGE, f"{kind} needs the field {name!r}", field=name)
-    return kind, fields
+            where = kind or "the body"
+            raise ProtocolError(ErrorCode.BAD_MESSAGE, f"{where} needs the field {name!r}", field=name)
+    return fields
+
+
+def _brief(text: str) -> str:
+    """A client's text quoted in a refusal: escaped (``repr``), and cut short."""
+    return repr(text) if len(text) <= 40 else repr(text[:40]) + "…"
 
 
 def check(kind: str, name: str, field: Field, value: Any) -> Any:
-    """One field's value against its compiled schema (JSON Schema's meanings: ``1.0`` is an integer)."""
+    """One field's value against its compiled schema (JSON Schema's meanings: ``1.0`` is an integer).
+
+    ``kind`` names the message in refusals (``act.seq must be…``); empty, the field alone is named.
+    """
+    label = f"{kind}.{name}" if kind else name
+    if value is None and field.nullable:
+        return None
     if isinstance(value, float) and int in field.kinds and value.is_integer():
         value = int(value)
     if not isinstance(value, field.kinds) or isinstance(value, bool):
         expected = " or ".join(_NAMES[k] for k in field.kinds)
-        raise ProtocolError(ErrorCode.BAD_MESSAGE, f"{kind}.{name} must be {expected}", field=name)
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, f"{label} must be {expected}", field=name)
     if field.choices is not None and value not in field.choices:
         allowed = ", ".join(map(str, field.choices))
-        raise ProtocolError(ErrorCode.BAD_MESSAGE, f"{kind}.{name} must be one of {allowed}", field=name)
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, f"{label} must be one of {allowed}", field=name)
     if isinstance(value, str):
-        _check_text(kind, name, field, value)
+        _check_text(label, name, field, value)
+    elif isinstance(value, dict) and (found := surrogate_in(value)) is not None:
+        raise not_text(label, name, found)
     elif isinstance(value, int) and not field.minimum <= value <= field.maximum:
         raise ProtocolError(
             ErrorCode.BAD_MESSAGE,
-            f"{kind}.{name} must be from {field.minimum} to {field.maximum}",
+            f"{label} must be from {field.minimum} to {field.maximum}",
             field=name,
         )
     return value
 
 
-def _check_text(kind: str, name: str, field: Field, value: str) -> None:
+def _check_text(label: str, name: str, field: Field, value: str) -> None:
+    if (found := lone_surrogate(value)) is not None:
+        raise not_text(label, name, found)
     if len(value) < field.min_len or (field.max_len is not None and len(value) > field.max_len):
         raise ProtocolError(
             ErrorCode.BAD_MESSAGE,
-            f"{kind}.{name} must be {field.min_len} to {field.max_len} characters",
+            f"{label} must be {field.min_len} to {field.max_len} characters",
             field=name,
         )
     if field.pattern is not None and not field.pattern.search(value):
-        raise ProtocolError(
-            ErrorCode.BAD_MESSAGE, f"{kind}.{name} must match {field.pattern.pattern}", field=name
-        )
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, f"{label} must match {_shown(field.pattern)}", field=name)
+
+
+def _shown(pattern: re.Pattern[str]) -> str:
+    """A compiled pattern as the schema writes it (``$``, not Python's ``\\Z``)."""
+    text = pattern.pattern
+    return text[:-2] + "$" if text.endswith("\\Z") else text

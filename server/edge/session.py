@@ -16,7 +16,6 @@ read) → ``closed``.
 
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -25,10 +24,11 @@ from server import __version__
 from server.clock import Clock
 from server.config import Limits
 from server.core.hub import encode
-from server.edge.protocol import PROTOCOL_VERSION, SUPPORTED_VERSIONS, request_id, validate
+from server.edge.protocol import PROTOCOL_VERSION, SUPPORTED_VERSIONS, parse_json, request_id, validate
 from server.errors import ProtocolError
 from server.vocabulary import CloseCode, ConnectionState, ErrorCode
 
+MUST_AUTH = "; the first message must be auth"
 FLOOD_REFUSAL_GAP_MS = 100  # id-less refused frames are answered at most this often
 MAX_OWN_GAMES = 32  # games a connection started and follows, besides its watches
 
@@ -137,7 +137,7 @@ class Session:
             self._refuse_flood(text)
             return None
         try:
-            message = json.loads(text)
+            message = parse_json(text)
         except (ValueError, RecursionError):
             self.send(ProtocolError(ErrorCode.BAD_JSON, "the frame is not valid JSON").to_message())
             return None
@@ -155,19 +155,22 @@ class Session:
         self.check_time()
         if self.state is not ConnectionState.CONNECTED:
             return None
-        rid: Any = None
         try:
-            message = json.loads(text)
-            rid = request_id(message) if isinstance(message, dict) else None
-            kind, fields = validate(message)
-        except (ValueError, RecursionError):
-            self._refuse_auth("", rid)
+            message = parse_json(text)
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
+            self._refuse_auth(ProtocolError(ErrorCode.BAD_JSON, "the frame is not valid JSON" + MUST_AUTH))
             return None
+        rid = request_id(message) if isinstance(message, dict) else None
+        try:
+            kind, fields = validate(message)
         except ProtocolError as exc:
-            self._refuse_auth(f" ({exc.message})", rid)
+            if exc.code is ErrorCode.BAD_JSON:
+                self._refuse_auth(ProtocolError(ErrorCode.BAD_JSON, exc.message + MUST_AUTH), rid)
+            else:
+                self._refuse_auth(not_authenticated(f" ({exc.message})"), rid)
             return None
         if kind != "auth":
-            self._refuse_auth("", rid)
+            self._refuse_auth(not_authenticated(), rid)
             return None
         version = fields.get("protocol", PROTOCOL_VERSION)
         if version not in SUPPORTED_VERSIONS:
@@ -180,8 +183,8 @@ class Session:
             return None
         return Authenticate(fields.get("token"), version, rid)
 
-    def _refuse_auth(self, detail: str, rid: Any) -> None:
-        error = ProtocolError(ErrorCode.NOT_AUTHENTICATED, "the first message must be auth" + detail)
+    def _refuse_auth(self, error: ProtocolError, rid: Any = None) -> None:
+        """Before auth every refusal closes (4401): unauthenticated frames are not rate limited."""
         self.send(error.to_message(rid))
         self.close(CloseCode.AUTH, "not authenticated")
 
@@ -277,10 +280,14 @@ class Session:
         }
 
 
+def not_authenticated(detail: str = "") -> ProtocolError:
+    return ProtocolError(ErrorCode.NOT_AUTHENTICATED, "the first message must be auth" + detail)
+
+
 def _cheap_request_id(text: str) -> Any:
     """The id of a dropped request, if it has a valid one (frames are small: parsing is cheap)."""
     try:
-        message = json.loads(text)
+        message = parse_json(text)
     except (ValueError, RecursionError):
         return None
     return request_id(message) if isinstance(message, dict) else None

@@ -13,18 +13,20 @@ from server.core.games import LiveGame
 from server.core.services import Services
 from server.edge.http import int_param, json_body, player_from_header, route
 from server.errors import ProtocolError
+from server.features.names.model import clean_name
 from server.storage import queries
 from server.vocabulary import ErrorCode
 
-MAX_NAME = 32
+TAKEN = "name is taken: another player's reads the same (ignoring case and lookalike letters)"
 
 
 def check_name(value: Any) -> str:
-    if not isinstance(value, str) or not 1 <= len(value.strip()) <= MAX_NAME:
-        raise ProtocolError(ErrorCode.BAD_MESSAGE, f"name must be 1 to {MAX_NAME} characters", field="name")
-    if any(ord(ch) < 32 for ch in value):
-        raise ProtocolError(ErrorCode.BAD_MESSAGE, "name must not hold control characters", field="name")
-    return value.strip()
+    """A requested name in its stored form, or ``bad_message`` (field ``name``) naming the rule it
+    breaks: NFKC, no control, format (zero-width, bidi), surrogate, private-use or unassigned
+    characters, whitespace trimmed and collapsed, 1-24 graphemes, not ``Guest-…``; and unique,
+    which the database checks (:data:`TAKEN`). The whole rule: :mod:`server.features.names.model`.
+    """
+    return clean_name(value)
 
 
 def final_summary(live: LiveGame) -> dict[str, Any]:
@@ -73,8 +75,11 @@ class Players:
     async def create_player(self, request: Request) -> Response:
         body = await json_body(request)
         name = check_name(body["name"]) if body.get("name") is not None else None
-        async with self.services.sessions() as session:
-            player, token = await queries.create_player(session, name, self.services.clock())
+        try:
+            async with self.services.sessions() as session:
+                player, token = await queries.create_player(session, name, self.services.clock())
+        except queries.NameTaken:
+            raise ProtocolError(ErrorCode.BAD_MESSAGE, TAKEN, field="name") from None
         return JSONResponse({"id": player.id, "name": player.name, "token": token}, 201)
 
     async def get_player(self, request: Request) -> Response:
@@ -87,8 +92,11 @@ class Players:
     async def rename_me(self, request: Request) -> Response:
         player_id = await player_from_header(request, self.services.sessions)
         name = check_name((await json_body(request)).get("name"))
-        async with self.services.sessions() as session:
-            await queries.rename_player(session, player_id, name)
+        try:
+            async with self.services.sessions() as session:
+                await queries.rename_player(session, player_id, name)
+        except queries.NameTaken:
+            raise ProtocolError(ErrorCode.BAD_MESSAGE, TAKEN, field="name") from None
         self.peers.renamed(player_id, name)  # games started from now on carry the new name
         return JSONResponse({"id": player_id, "name": name})
 

@@ -32,12 +32,23 @@ class Base(DeclarativeBase):
 
 
 class Player(Base):
+    """A player. Migration 0005: no two names share a key of ``names.model.name_keys`` (case
+    folded, lookalikes folded); the keys are nullable only because SQLite cannot add a NOT NULL
+    column in place: the server always sets them."""
+
     __tablename__ = "players"
 
     id: Mapped[str] = mapped_column(String(16), primary_key=True)
     name: Mapped[str] = mapped_column(String(32))
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_ms: Mapped[int] = mapped_column(BigInteger)
+    name_fold: Mapped[str | None] = mapped_column(String(128))
+    name_skeleton: Mapped[str | None] = mapped_column(String(128))
+
+    __table_args__ = (
+        Index("uq_players_name_fold", "name_fold", unique=True),
+        Index("uq_players_name_skeleton", "name_skeleton", unique=True),
+    )
 
 
 class GameRow(Base):

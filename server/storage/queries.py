@@ -7,9 +7,11 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import or_, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from server.features.names.model import guest_name, name_keys
 from server.storage.models import ActionRow, GameRow, Player
 
 
@@ -22,19 +24,45 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{secrets.token_hex(6)}"
 
 
+class NameTaken(Exception):
+    """Another player's name has the same key (``names.model.name_keys``): it reads the same."""
+
+
 async def create_player(session: AsyncSession, name: str | None, now_ms: int) -> tuple[Player, str]:
-    """A new player and its token (returned once, never stored in clear)."""
+    """A new player and its token (returned once, never stored in clear); ``name`` is a clean
+    name (``names.model.clean_name``), or None for a guest's. Raises :class:`NameTaken`."""
     token = "st_" + secrets.token_urlsafe(24)
     player_id = new_id("p")
+    name = name or guest_name(player_id)
+    fold, skeleton = name_keys(name)
     player = Player(
         id=player_id,
-        name=name or f"Guest-{player_id[-4:]}",
+        name=name,
         token_hash=hash_token(token),
         created_ms=now_ms,
+        name_fold=fold,
+        name_skeleton=skeleton,
     )
     session.add(player)
-    await session.commit()
+    try:
+        await session.commit()
+    except IntegrityError:
+        await session.rollback()
+        if await _name_holder(session, name, player_id) is not None:
+            raise NameTaken(name) from None
+        raise
     return player, token
+
+
+async def _name_holder(session: AsyncSession, name: str, besides: str) -> str | None:
+    """The id of another player whose name clashes with ``name``, if any."""
+    fold, skeleton = name_keys(name)
+    result = await session.execute(
+        select(Player.id)
+        .where(or_(Player.name_fold == fold, Player.name_skeleton == skeleton), Player.id != besides)
+        .limit(1)
+    )
+    return result.scalar_one_or_none()
 
 
 async def player_by_token(session: AsyncSession, token: str) -> Player | None:
@@ -47,8 +75,20 @@ async def player_by_id(session: AsyncSession, player_id: str) -> Player | None:
 
 
 async def rename_player(session: AsyncSession, player_id: str, name: str) -> None:
-    await session.execute(update(Player).where(Player.id == player_id).values(name=name))
-    await session.commit()
+    """Give a player a clean name; raises :class:`NameTaken` when another player's clashes."""
+    fold, skeleton = name_keys(name)
+    try:
+        await session.execute(
+            update(Player)
+            .where(Player.id == player_id)
+            .values(name=name, name_fold=fold, name_skeleton=skeleton)
+        )
+        await session.commit()
+    except IntegrityError:
+        await session.rollback()
+        if await _name_holder(session, name, player_id) is not None:
+            raise NameTaken(name) from None
+        raise
 
 
 async def insert_game(session: AsyncSession, row: GameRow) -> None:

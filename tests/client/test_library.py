@@ -35,7 +35,7 @@ def make(server: str, token: str | None = None, **options: object) -> SolitaireC
     return SolitaireClient(server, token, trace=RECEIVED.append, trace_sent=SENT.append, **options)  # type: ignore[arg-type]
 
 
-async def player(server: str, name: str = "Lib") -> str:
+async def player(server: str, name: str | None = None) -> str:
     return (await SolitaireClient.create_player(server, name)).token
 
 

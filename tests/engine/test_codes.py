@@ -97,6 +97,8 @@ def test_actions_round_trip_between_json_and_text() -> None:
         {"type": "move", "from": "col:1", "to": "col:2", "count": 0},
         {"type": "move", "from": "col:1", "to": "col:2", "count": True},
         {"type": "pair", "a": "x" * 40, "b": "waste"},
+        {"type": ["touch"]},  # unhashable: once a TypeError, an `internal` answer
+        {"type": {"type": "draw"}},
         [],
     ],
 )

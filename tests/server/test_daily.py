@@ -42,7 +42,7 @@ async def today(base: str) -> dict[str, Any]:
     return dict(body)
 
 
-async def start_daily(base: str, family: str, name: str = "Daily") -> tuple[Client, dict[str, Any]]:
+async def start_daily(base: str, family: str, name: str | None = None) -> tuple[Client, dict[str, Any]]:
     player = await new_player(base, name)
     client = await Client.connect(base, player["token"])
     reply = await client.request("new_game", daily=family)

@@ -56,7 +56,7 @@ async def fill(base: str, code: str, count: int, seed: int = 0) -> list[dict[str
     jobs = []
     for i in range(count):
         line = random_line(code, seed + i, (seed + i * 7) % 45)
-        jobs.append(attempt(base, code, line, f"R{i}"))
+        jobs.append(attempt(base, code, line, f"R{seed + i}"))  # names are unique
     return list(await asyncio.gather(*jobs))
 
 
@@ -120,7 +120,7 @@ async def test_bucket_counts_match_the_entries(server: str, database_url: str) -
     """The rank counts kept beside the boards agree with a recount of the entries themselves."""
     code = fresh_code()
     await fill(server, code, 6, seed=300)
-    await attempt(server, code, [], "R0")  # a new player with the worst result
+    await attempt(server, code, [], "Last")  # a new player with the worst result
     engine = make_engine(database_url)
     try:
         async with engine.connect() as conn:

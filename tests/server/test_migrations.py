@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import inspect
+from sqlalchemy import inspect, text
 
-from server.storage.db import make_engine, migrate
+from server.features.names.model import name_keys
+from server.storage.db import alembic_config, make_engine, migrate
 from server.storage.models import Base
+from tests.conftest import create_pg_database, drop_pg_database, pg_database_url
 
 
 def _diff(connection: Any) -> list[Any]:
@@ -29,3 +35,52 @@ async def test_migrations_match_models(database_url: str) -> None:
         await engine.dispose()
     assert set(Base.metadata.tables) <= tables
     assert "alembic_version" in tables
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A database of each backend with no tables yet, for one test."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'names.db'}"
+        return
+    name = create_pg_database()
+    try:
+        yield pg_database_url(name)
+    finally:
+        drop_pg_database(name)
+
+
+OLD_NAMES = [  # (id, name before 0005, name after): the oldest holder of a name keeps it
+    ("p_000000000001", "Ada", "Ada"),
+    ("p_000000000002", "ADA", "Guest-000000000002"),  # the same name in capitals
+    ("p_000000000003", "\u0410da", "Guest-000000000003"),  # Cyrillic A: Ada's lookalike
+    ("p_000000000004", "  Grace   Hopper ", "Grace Hopper"),
+    ("p_000000000005", "evil\u202eevil", "Guest-000000000005"),  # a bidi override
+    ("p_00000000abcd", "Guest-abcd", "Guest-abcd"),  # an earlier guest keeps its name
+    ("p_10000000abcd", "Guest-abcd", "Guest-10000000abcd"),  # two earlier guests' names clashed
+]
+
+
+async def test_names_are_normalized_and_made_unique_by_the_migration(empty_database: str) -> None:
+    from alembic import command
+
+    config = alembic_config(empty_database)
+    await asyncio.to_thread(command.upgrade, config, "0004")
+    engine = make_engine(empty_database)
+    try:
+        async with engine.begin() as conn:
+            for n, (player_id, name, _) in enumerate(OLD_NAMES):
+                await conn.execute(
+                    text("INSERT INTO players (id, name, token_hash, created_ms) VALUES (:i, :n, :t, :c)"),
+                    {"i": player_id, "n": name, "t": f"hash{n}", "c": n},
+                )
+        await migrate(empty_database)
+        async with engine.connect() as conn:
+            rows = (await conn.execute(text("SELECT id, name, name_fold, name_skeleton FROM players"))).all()
+        assert {r.id: r.name for r in rows} == {player_id: after for player_id, _, after in OLD_NAMES}
+        assert all((r.name_fold, r.name_skeleton) == name_keys(r.name) for r in rows)
+        await asyncio.to_thread(command.downgrade, config, "0004")  # and back, data kept
+        async with engine.connect() as conn:
+            assert len((await conn.execute(text("SELECT id, name FROM players"))).all()) == len(OLD_NAMES)
+    finally:
+        await engine.dispose()

@@ -10,7 +10,7 @@ from tests.support import Client, ahttp, new_player
 
 
 async def _start(server: str, code: str = "HH1-N-AAAAAAM") -> tuple[Client, str, dict[str, Any]]:
-    player = await new_player(server, "Owner")
+    player = await new_player(server)  # names are unique: a guest per game's owner
     client = await Client.connect(server, player["token"])
     reply = await client.request("new_game", code=code)
     return client, reply["game"]["id"], player
@@ -159,13 +159,13 @@ async def test_rename_applies_to_open_connections(server: str) -> None:
 
 
 async def test_live_games_list_shows_open_started_games(server: str) -> None:
-    client, game_id, _ = await _start(server)
+    client, game_id, owner = await _start(server)
     status, body = await ahttp("GET", f"{server}/api/games?limit=100")
     assert status == 200 and game_id not in [g["id"] for g in body["games"]]  # not started yet
     await client.act(game_id, 0, type="draw")
     status, body = await ahttp("GET", f"{server}/api/games?limit=100")
     listed = {g["id"]: g for g in body["games"]}
-    assert listed[game_id]["owner"]["name"] == "Owner" and listed[game_id]["moves"] == 1
+    assert listed[game_id]["owner"]["name"] == owner["name"] and listed[game_id]["moves"] == 1
     times = [g["last_action_at"] for g in body["games"]]
     assert times == sorted(times, reverse=True)
     await client.request("resign", game_id=game_id)

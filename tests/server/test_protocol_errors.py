@@ -10,7 +10,7 @@ import websockets
 from websockets.exceptions import ConnectionClosed
 
 from tests.conftest import ClockedServer
-from tests.support import Client, ahttp, new_player
+from tests.support import RECEIVED, Client, ErrorRecords, ahttp, ahttp_raw, new_player
 
 
 async def _game(server: str) -> tuple[Client, str, dict[str, object]]:
@@ -145,3 +145,116 @@ async def test_unknown_api_routes_answer_the_json_envelope(
 ) -> None:
     got, body = await ahttp(method, server + path)
     assert got == status and body["error"]["code"] == code, body
+
+
+def _deep(depth: int, kind: str = "[") -> str:
+    return "[" * depth + "]" * depth if kind == "[" else '{"a":' * depth + "1" + "}" * depth
+
+
+async def _first_frame(server: str, frame: str) -> tuple[dict[str, object], int | None]:
+    """Open a socket, send ``frame`` first (before auth): the answer and the close code."""
+    async with websockets.connect(server.replace("http", "ws", 1) + "/ws", max_size=2**22) as ws:
+        assert json.loads(await asyncio.wait_for(ws.recv(), 10))["type"] == "hello"
+        await ws.send(frame)
+        answer = json.loads(await asyncio.wait_for(ws.recv(), 10))
+        RECEIVED.append(dict(answer))
+        return answer, await _closed_code(ws)
+
+
+async def test_deep_json_is_bad_json_before_and_after_auth(server: str, server_errors: ErrorRecords) -> None:
+    """JSON nested past the parser's depth is ``bad_json``: never a RecursionError, a 500 or a
+    dropped socket; nested just short of it, the field holding it is refused."""
+    for frame in (_deep(1000), _deep(5000), _deep(1500, "{"), '{"type":"auth","token":' + _deep(2000) + "}"):
+        answer, close = await _first_frame(server, frame)
+        assert (answer["code"], close) == ("bad_json", 4401), answer
+    client, game_id, _ = await _game(server)
+    for frame in (_deep(1000), _deep(5000), _deep(1500, "{")):
+        await client.send(frame)
+        assert (await client.recv())["code"] == "bad_json"
+    for depth in (900, 990, 1200):  # inside a request's action, by the parser's limit
+        act = json.dumps({"type": "act", "id": depth, "game_id": game_id, "seq": 0, "action": {"type": "x"}})
+        await client.send(act.replace('"x"', _deep(depth)))
+        assert (await client.recv())["code"] in ("bad_json", "bad_message")  # no id if unparsed
+        await client.send(json.dumps({"type": "ping", "id": -depth}).replace("}", f',"x":{_deep(depth)}}}'))
+        assert (await client.recv())["code"] in ("bad_json", "bad_message")
+    assert (await client.request("ping"))["type"] == "pong"
+    for body in (_deep(1500), '{"name":' + _deep(1500) + "}"):
+        status, answer = await ahttp_raw("POST", f"{server}/api/players", body.encode())
+        assert (status, answer["error"]["code"]) == (400, "bad_json"), answer
+    status, answer = await ahttp_raw(
+        "POST", f"{server}/api/players", ('{"name":' + _deep(800) + "}").encode()
+    )
+    assert (status, answer["error"]["field"]) == (400, "name"), answer
+    assert not server_errors.records, server_errors.lines()
+
+
+SURROGATE_FRAMES = [  # (frame, the field the refusal names)
+    ('{"type":"ping","id":"\\ud800"}', "id"),
+    ('{"type":"open_game","id":1,"game_id":"\\ud800"}', "game_id"),
+    ('{"type":"watch","id":1,"game_id":"g_\\udfff"}', "game_id"),
+    ('{"type":"race_join","id":1,"race_id":"\\ud800"}', "race_id"),
+    ('{"type":"race_open","id":1,"code":"HH1-N-\\ud800AAAAAA"}', "code"),
+    ('{"type":"new_game","id":1,"code":"\\ud800"}', "code"),
+    ('{"type":"new_game","id":1,"daily":"\\ud800"}', "daily"),
+    ('{"type":"subscribe_leaderboard","id":1,"code":"\\udbff\\udbff"}', "code"),
+    ('{"type":"ping","id":1,"\\ud800":true}', "\\ud800"),
+    ('{"type":"act","id":1,"game_id":"g_1","seq":0,"action":{"type":"touch","at":"\\ud800"}}', "action"),
+    ('{"type":"act","id":1,"game_id":"g_1","seq":0,"action":{"\\udc00":1}}', "action"),
+]
+
+
+async def test_lone_surrogates_are_refused_naming_the_field(server: str, server_errors: ErrorRecords) -> None:
+    """``"\\ud800"`` is valid JSON but no character: in an id it made the reply unsendable (the
+    connection went silent), in an id field a traceback, in a name a 500."""
+    player = await new_player(server)
+    client = await Client.connect(server, player["token"])
+    for frame, field in SURROGATE_FRAMES:
+        await client.send(frame)
+        answer = await client.recv()
+        assert (answer["code"], answer["field"]) == ("bad_message", field), (frame, answer)
+        assert (await client.request("ping"))["type"] == "pong"  # never silent
+    for first in ('{"type":"auth","id":"\\ud800"}', '{"type":"auth","id":2,"token":"\\ud800"}'):
+        answer, close = await _first_frame(server, first)
+        assert (answer["code"], close) == ("not_authenticated", 4401), answer
+    for method, path, body, token in [
+        ("POST", "/api/players", b'{"name":"\\ud800"}', None),
+        ("POST", "/api/players", b'{"name":"Ada\\udfff"}', None),
+        ("PATCH", "/api/players/me", b'{"name":"\\ud800x"}', player["token"]),
+    ]:
+        status, answer = await ahttp_raw(method, server + path, body, token)
+        assert (status, answer["error"]["code"], answer["error"]["field"]) == (400, "bad_message", "name")
+    status, answer = await ahttp_raw("POST", f"{server}/api/players", b'{"\\ud800":1}')
+    assert (status, answer["error"]["field"]) == (400, "\\ud800"), answer
+    assert not server_errors.records, server_errors.lines()
+
+
+@pytest.mark.parametrize(
+    ("path", "field"),
+    [
+        ("/api/leaderboards/HH1-N-AAAAAAM?cursor=999999999999999999999999999999.p_x", "cursor"),
+        ("/api/leaderboards/HH1-N-AAAAAAM?cursor=9223372036854775808.p_x", "cursor"),  # 2**63
+        ("/api/leaderboards/HH1-N-AAAAAAM?cursor=1.%00", "cursor"),
+        ("/api/leaderboards/HH1-N-AAAAAAM?cursor=%C2%B2.p_x", "cursor"),  # "²" passes str.isdigit
+        ("/api/leaderboards/HH1-N-AAAAAAM?limit=%C2%B2", "limit"),
+        ("/api/leaderboards/HH1-N-AAAAAAM?limit=%EF%BC%91", "limit"),  # a fullwidth 1
+        ("/api/leaderboards/HH1-N-AAAAAAM?limit=" + "9" * 5000, "limit"),  # past int()'s digits
+        ("/api/leaderboards/HH1-N-AAAAAAM/players/p_%00?radius=1", "player_id"),
+        ("/api/leaderboards/HH1-N-AAAAAAM/players/p_1?radius=%D9%A1", "radius"),  # an Arabic 1
+        ("/api/games?limit=%EF%BC%91", "limit"),
+        ("/api/games/g_%00", "game_id"),
+        ("/api/games/%00/actions", "game_id"),
+        ("/api/games/g_" + "a" * 40 + "/verify", "game_id"),
+        ("/api/games/%ED%A0%80/solution", "game_id"),  # the bytes of a surrogate: not UTF-8
+        ("/api/players/%00", "player_id"),
+        ("/api/daily/%EF%BC%92026-01-01", "day"),
+        ("/api/daily/2026-02-30", "day"),
+    ],
+)
+async def test_every_http_parameter_is_checked(
+    server: str, server_errors: ErrorRecords, path: str, field: str
+) -> None:
+    """Each query and path parameter is refused as ``bad_message`` naming it: no OverflowError, no
+    ValueError, no NUL reaching PostgreSQL (each was a 500)."""
+    status, body = await ahttp("GET", server + path)
+    assert (status, body["error"]["code"], body["error"].get("field")) == (400, "bad_message", field), body
+    assert not server_errors.records, server_errors.lines()

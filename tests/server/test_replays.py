@@ -61,7 +61,7 @@ def test_elapsed_time_from_the_log() -> None:
 async def finished_games(base: str) -> tuple[str, str, str]:
     """A won game, a resigned one with moves, and an unfinished one; returns their ids."""
     code, win = winnable_hh()
-    player = await new_player(base, "Verified")
+    player = await new_player(base)  # a guest: this runs twice, and names are unique
     client = await Client.connect(base, player["token"])
     won = (await client.request("new_game", code=code))["game"]["id"]
     await play(client, won, win)

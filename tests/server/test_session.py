@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from server.config import Limits
+from server.core.hub import encode
 from server.edge.session import MAX_OWN_GAMES, Authenticate, Call, Session
 from server.errors import ProtocolError
 from server.vocabulary import CloseCode, ConnectionState, ErrorCode
@@ -55,12 +56,23 @@ def test_a_null_token_is_refused_with_the_request_id() -> None:
     assert error["code"] == "not_authenticated" and error["id"] == 7 and "token" in error["message"]
 
 
-@pytest.mark.parametrize("text", ["not json", "[1]", "\x00binary", "[" * 5000])
+@pytest.mark.parametrize("text", ["not json", "[1]", "\x00binary", "[" * 5000, "[" * 1200 + "]" * 1200])
 def test_garbage_before_auth_closes_with_a_clear_error(text: str) -> None:
     session = opened()
     assert session.receive(text) is None
-    assert frames(session)[0]["code"] == "not_authenticated"
+    [error] = frames(session)
+    assert error["code"] == "bad_json" and "auth" in error["message"]
     assert session.close_code is CloseCode.AUTH
+
+
+@pytest.mark.parametrize("text", ["[" * 5000, "[" * 1200 + "]" * 1200, '{"a":' * 1200 + "1" + "}" * 1200])
+def test_json_nested_past_the_parser_is_bad_json_after_auth(text: str) -> None:
+    session = authenticated()
+    assert session.receive(text) is None
+    assert frames(session) == [
+        {"type": "error", "code": "bad_json", "message": "the frame is not valid JSON"}
+    ]
+    assert session.reading
 
 
 def test_an_unsupported_version_closes_with_4400() -> None:
@@ -177,3 +189,51 @@ def test_the_state_only_moves_forward() -> None:
     session.closed()
     # mypy keeps the CLOSING narrowing from above across the call that changed it
     assert session.state is ConnectionState.CLOSED  # type: ignore[comparison-overlap]
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ('{"type":"ping","id":"\\ud800"}', "id"),
+        ('{"type":"ping","id":"ok","\\udc00x":1}', "\\udc00x"),
+        ('{"type":"open_game","id":"ok","game_id":"\\ud800"}', "game_id"),
+        ('{"type":"race_watch","id":"ok","race_id":"r_\\udbff"}', "race_id"),
+        ('{"type":"new_game","id":"ok","code":"HH1-N-\\ud800AAAAAA"}', "code"),
+        ('{"type":"subscribe_leaderboard","id":"ok","code":"\\udfff"}', "code"),
+        (
+            '{"type":"act","id":"ok","game_id":"g_1","seq":0,"action":{"type":"touch","at":["\\ud800"]}}',
+            "action",
+        ),
+    ],
+)
+def test_lone_surrogates_are_refused_naming_the_field(text: str, field: str) -> None:
+    """``"\\ud800"`` is valid JSON but no character: echoed, it made the reply unsendable."""
+    session = authenticated()
+    assert session.receive(text) is None
+    [frame] = session.data_to_send()
+    frame.encode("utf-8")  # sendable
+    error = json.loads(frame)
+    assert error["code"] == "bad_message" and error["field"] == field, error
+    assert error.get("id") == (None if field == "id" else "ok")
+    assert session.reading
+
+
+@pytest.mark.parametrize(
+    "text", ['{"type":"auth","id":"\\ud800"}', '{"type":"auth","id":1,"token":"st_\\ud800"}']
+)
+def test_lone_surrogates_before_auth_are_refused_and_closed(text: str) -> None:
+    session = opened()
+    assert session.receive(text) is None
+    [frame] = session.data_to_send()
+    error = json.loads(frame.encode("utf-8"))
+    assert error["code"] == "not_authenticated", error
+    assert "surrogate" in error["message"] or "id must be" in error["message"], error
+    assert session.close_code is CloseCode.AUTH
+
+
+def test_the_encoder_never_makes_an_unsendable_frame() -> None:
+    """Were a lone surrogate to reach a reply anyway, the frame is escaped, never unencodable."""
+    frame = encode({"type": "error", "message": "x\ud800", "name": "Zoë"})
+    frame.encode("utf-8")
+    assert json.loads(frame) == {"type": "error", "message": "x\ud800", "name": "Zoë"}
+    assert encode({"type": "pong", "name": "Zoë"}) == '{"type":"pong","name":"Zoë"}'  # text stays text

@@ -9,6 +9,7 @@ range and a rank is an index-only count (``server.storage.leaderboards``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -92,9 +93,17 @@ def encode_cursor(row: Row[Any]) -> str:
     return f"{row.sort_key}.{row.player_id}"
 
 
+CURSOR = re.compile(r"(0|[1-9][0-9]{0,18})\.(p_[0-9a-z]{1,30})\Z", re.ASCII)
+MAX_SORT_KEY = (1 << 63) - 1  # a BIGINT: a larger number would overflow the database driver
+
+
 def decode_cursor(text: str) -> tuple[int, str]:
-    """A cursor back into (sort_key, player_id); anything else is ``bad_message``."""
-    key, _, player_id = text.partition(".")
-    if not key.isdigit() or not player_id or len(text) > 64:
+    """A cursor back into (sort_key, player_id); anything else is ``bad_message``.
+
+    Only what :func:`encode_cursor` can write passes: a sort key within BIGINT
+    (ASCII digits; ``str.isdigit`` would take ``²``) and a player id's shape.
+    """
+    match = CURSOR.match(text)
+    if match is None or int(match.group(1)) > MAX_SORT_KEY:
         raise ProtocolError(ErrorCode.BAD_MESSAGE, "cursor is not one this server gave", field="cursor")
-    return int(key), player_id
+    return int(match.group(1)), match.group(2)

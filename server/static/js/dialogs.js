@@ -88,13 +88,14 @@ export class SettingsDialog {
     const save = async () => {
       const name = this.name.value.trim();
       if (!name) {
-        this.status.textContent = "A name needs 1 to 32 characters";
+        this.status.textContent = "A name needs 1 to 24 characters";
         return;
       }
       this.status.textContent = "Saving…";
       try {
-        await onRename(name);
-        this.status.textContent = `Saved: you are ${name}`;
+        const player = await onRename(name);
+        // the name as the server stored it: normalized, its spaces collapsed
+        this.status.textContent = `Saved: you are ${player ? player.name : name}`;
       } catch (error) {
         this.status.textContent = `Not saved: ${error.message}`;
       }

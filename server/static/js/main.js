@@ -184,6 +184,7 @@ class App {
     this.player = await rename(this.player, name);
     // The server keeps the name a connection authenticated with: reconnect to use the new one.
     this.net.restart(this.player.token);
+    return this.player;
   }
 
   dailyFor(key) {
