@@ -243,3 +243,15 @@ async def competing_routes(call: Any, player_id: str) -> None:
 def test_messages_have_summaries(direction: str) -> None:
     for name in message_components(direction).values():
         assert ASYNCAPI["components"]["messages"][name]["summary"]
+
+
+@pytest.mark.parametrize("name", ["asyncapi.json", "openapi.json"])
+def test_schema_documents_name_each_key_once(name: str) -> None:
+    """JSON keeps the last of two equal keys silently: a path or message written twice would hide one."""
+
+    def refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [key for key, _ in pairs]
+        assert len(keys) == len(set(keys)), sorted({k for k in keys if keys.count(k) > 1})
+        return dict(pairs)
+
+    json.loads((ROOT / "server" / "schema" / name).read_text(), object_pairs_hook=refuse_duplicates)
