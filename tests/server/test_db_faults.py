@@ -116,15 +116,21 @@ def hold_write_lock(path: Path) -> subprocess.Popen[str]:
 
 
 def release(holder: subprocess.Popen[str]) -> None:
-    if holder.poll() is None:
-        assert holder.stdin is not None
-        holder.stdin.write("\n")
-        holder.stdin.flush()
-        try:
-            holder.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            holder.kill()
-            holder.wait(timeout=10)
+    """Let the holder go and end it; its pipes are closed too (else: ResourceWarning)."""
+    try:
+        if holder.poll() is None:
+            assert holder.stdin is not None
+            holder.stdin.write("\n")
+            holder.stdin.flush()
+            try:
+                holder.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                holder.kill()
+                holder.wait(timeout=10)
+    finally:
+        for stream in (holder.stdin, holder.stdout):
+            if stream is not None:
+                stream.close()
 
 
 async def test_a_locked_sqlite_file_answers_unavailable_soon_and_recovers(tmp_path: Path) -> None:
