@@ -40,8 +40,10 @@ class CommitCuttingProxy:
         self.port = self._server.sockets[0].getsockname()[1]
 
     def stop(self) -> None:
-        """Close the listening socket and every link (safe to call twice)."""
+        """Close the listening socket, every link and the loop (safe to call twice)."""
         if not self._thread.is_alive():
+            if not self._loop.is_closed() and not self._loop.is_running():
+                self._loop.close()
             return
 
         async def stop() -> None:
@@ -54,6 +56,8 @@ class CommitCuttingProxy:
             asyncio.run_coroutine_threadsafe(stop(), self._loop).result(timeout=10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
+        if not self._thread.is_alive():  # else the loop still runs: leave it to the daemon thread
+            self._loop.close()  # its self-pipe sockets with it (else: ResourceWarning later)
 
     async def _accept(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
