@@ -22,6 +22,7 @@ from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, Mount, WebSocketRoute
 
 from server.clock import Clock, wall_clock_ms
@@ -29,6 +30,7 @@ from server.config import Settings
 from server.core.context import Handler, Handlers
 from server.core.games import GameService
 from server.core.hub import Hub
+from server.core.quotas import Quotas
 from server.core.services import Services
 from server.edge import http, ws
 from server.features.dailies.api import DailiesApi
@@ -79,7 +81,7 @@ def build_services(settings: Settings, clock: Clock) -> Services:
     writer = GroupWriter(engine, linger_s=settings.commit_interval_ms / 1000)
     hub = Hub()
     games = GameService(sessions, writer, hub, clock)
-    return Services(settings, engine, sessions, writer, hub, games, clock)
+    return Services(settings, engine, sessions, writer, hub, games, clock, Quotas(settings.limits, clock))
 
 
 def build_features(services: Services) -> Features:
@@ -102,9 +104,9 @@ def build_features(services: Services) -> Features:
         *solutions_api.routes(),
     ]
     handlers = merge_handlers(
-        Play(services.games, starter=dailies).handlers(),
+        Play(services.games, starter=dailies, new_games=services.quotas.games).handlers(),
         boards_api.handlers(),
-        RacesApi(races).handlers(),
+        RacesApi(races, opened=services.quotas.races).handlers(),
         solutions_api.handlers(),
     )
     return Features(dailies, leaderboards, races, dead_ends, routes, handlers)
@@ -164,4 +166,10 @@ def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -
     ]
     if STATIC_DIR.is_dir():
         routes.append(Mount("/", http.ClientFiles(directory=STATIC_DIR, html=True), name="static"))
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http.http_error})
+    middleware = [Middleware(http.AddressRate, rate=services.quotas.http)]  # per-address request rate
+    return Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={HTTPException: http.http_error},
+        middleware=middleware,
+    )
