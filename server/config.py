@@ -82,7 +82,7 @@ class Settings:
     ws_impl: str = "buffered"
     # A request (its headers and body, or a WebSocket upgrade) not complete after this is closed.
     request_timeout_s: float = 10.0
-    # Open TCP connections, all kinds; capped at start below the open-files limit (server.guard).
+    # Open TCP connections, all kinds; capped at start below the open-files limit (server.http_transport).
     max_connections: int = 20_000
 
     @classmethod
