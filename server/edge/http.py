@@ -200,6 +200,7 @@ class AddressRate:
         if not wait_s:
             await self.app(scope, receive, send)
             return
+        # Real time, not the injected clock: this pause slows the sender down, it is no deadline.
         await asyncio.sleep(min(wait_s, TARPIT_MAX_S))
         response = error_response(refusal(f"too many {self.rate.what}", wait_s))
         if scope["type"] == "http":
