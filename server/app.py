@@ -31,6 +31,7 @@ from server.config import Settings
 from server.core.context import Handler, Handlers
 from server.core.games import GameService
 from server.core.hub import Hub
+from server.core.quotas import Quotas
 from server.core.services import Services
 from server.edge import http, ws
 from server.edge.security import BrowserPolicy, SecurityHeaders
@@ -82,7 +83,7 @@ def build_services(settings: Settings, clock: Clock) -> Services:
     writer = GroupWriter(engine, linger_s=settings.commit_interval_ms / 1000)
     hub = Hub()
     games = GameService(sessions, writer, hub, clock)
-    return Services(settings, engine, sessions, writer, hub, games, clock)
+    return Services(settings, engine, sessions, writer, hub, games, clock, Quotas(settings.limits, clock))
 
 
 def build_features(services: Services) -> Features:
@@ -105,9 +106,9 @@ def build_features(services: Services) -> Features:
         *solutions_api.routes(),
     ]
     handlers = merge_handlers(
-        Play(services.games, starter=dailies).handlers(),
+        Play(services.games, starter=dailies, new_games=services.quotas.games).handlers(),
         boards_api.handlers(),
-        RacesApi(races).handlers(),
+        RacesApi(races, opened=services.quotas.races).handlers(),
         solutions_api.handlers(),
     )
     return Features(dailies, leaderboards, races, dead_ends, routes, handlers)
@@ -171,6 +172,7 @@ def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -
     middleware = [  # outermost first: a refused Host still gets the security headers
         Middleware(SecurityHeaders, policy=policy),
         Middleware(TrustedHostMiddleware, allowed_hosts=policy.hosts(), www_redirect=False),
+        Middleware(http.AddressRate, rate=services.quotas.http),  # per-address request rate
     ]
     return Starlette(
         routes=routes,

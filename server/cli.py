@@ -22,6 +22,13 @@ import uvicorn
 
 from server.config import Limits, Settings
 from server.edge.security import WILDCARD_HOSTS
+from server.http_transport import (
+    connection_cap,
+    guarded_http,
+    install_exhaustion_filter,
+    open_files_limit,
+    raise_open_files_limit,
+)
 from server.storage.db import migrate_sync
 from server.ws_transport import IMPL_CHOICES, IMPL_NAME, uvicorn_ws
 
@@ -73,6 +80,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-frame-bytes", type=int, help="largest WebSocket frame accepted")
     parser.add_argument("--rate", type=float, help="messages per second per connection")
     parser.add_argument(
+        "--max-connections",
+        type=int,
+        help="open TCP connections at most (env SOLITAIRE_MAX_CONNECTIONS, default 20000; "
+        "kept below the open-files limit)",
+    )
+    parser.add_argument(
+        "--request-timeout",
+        type=float,
+        help="seconds a request or WebSocket upgrade may take to arrive whole "
+        "(env SOLITAIRE_REQUEST_TIMEOUT_S, default 10)",
+    )
+    parser.add_argument(
         "--ws",
         choices=IMPL_CHOICES,
         help=f"WebSocket implementation (env SOLITAIRE_WS_IMPL, default {IMPL_NAME}; "
@@ -91,6 +110,10 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
             changes[name] = value
     if args.ws:
         changes["ws_impl"] = args.ws
+    if args.max_connections:
+        changes["max_connections"] = args.max_connections
+    if args.request_timeout:
+        changes["request_timeout_s"] = args.request_timeout
     if args.allowed_origin:
         changes["allowed_origins"] = tuple(args.allowed_origin)
     if args.allowed_host:
@@ -145,11 +168,13 @@ class GracefulServer(uvicorn.Server):
 def uvicorn_config(app: Any, settings: Settings, log_level: str = "info") -> uvicorn.Config:
     """The one uvicorn configuration, used by the command and by the tests' servers."""
     warnings.filterwarnings("ignore", message=".*`websockets` implementation is deprecated.*")
+    max_connections = connection_cap(settings.max_connections, open_files_limit())
     return uvicorn.Config(
         app,
         host=settings.host,
         port=settings.port,
         log_level=log_level,
+        http=guarded_http(settings.request_timeout_s, max_connections),
         ws=uvicorn_ws(settings.ws_impl),
         ws_max_size=settings.limits.max_frame_bytes,
         ws_per_message_deflate=False,
@@ -178,7 +203,11 @@ async def serve(settings: Settings, log_level: str) -> None:
 
     app = create_app(settings)
     tune_gc()
+    files = raise_open_files_limit()  # before the cap is computed from it
     config = uvicorn_config(app, settings, log_level)
+    install_exhaustion_filter()  # after uvicorn has set up its loggers
+    cap = connection_cap(settings.max_connections, files)
+    logging.getLogger(__name__).info("open files: at most %d; connections: at most %d", files, cap)
     server = GracefulServer(config)
     server.starlette_app = app
     await server.serve()

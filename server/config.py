@@ -7,8 +7,9 @@ reads the environment on its own.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 DEFAULT_DATA_DIR = Path("data")
@@ -39,13 +40,24 @@ def _listed(value: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-connection limits; sent to clients in ``hello.limits``."""
+    """What one connection, one player and one client address may use.
+
+    Those a WebSocket client can run into are sent in ``hello.limits``
+    (:meth:`as_json`); the HTTP ones are not. A rate or count of 0 is no limit.
+    """
 
     max_frame_bytes: int = 16384
-    rate_per_s: float = 50.0
+    rate_per_s: float = 50.0  # frames per connection, sustained
     burst: int = 100
     auth_timeout_s: float = 10.0
     max_watches: int = 32
+    connections_per_player: int = 8  # open WebSocket connections
+    connections_per_address: int = 64
+    games_per_minute: int = 30  # new_game per player
+    races_per_minute: int = 6  # race_open per player
+    players_per_hour: int = 60  # POST /api/players per client address
+    http_rate_per_s: float = 20.0  # HTTP requests and WebSocket handshakes per client address
+    http_burst: int = 200
 
     def as_json(self) -> dict[str, float | int]:
         return {
@@ -54,7 +66,21 @@ class Limits:
             "burst": self.burst,
             "auth_timeout_s": self.auth_timeout_s,
             "max_watches": self.max_watches,
+            "connections_per_player": self.connections_per_player,
+            "connections_per_address": self.connections_per_address,
+            "games_per_minute": self.games_per_minute,
+            "races_per_minute": self.races_per_minute,
         }
+
+    @classmethod
+    def from_env(cls, env: dict[str, str]) -> Limits:
+        """Each field from ``SOLITAIRE_<FIELD>`` (``SOLITAIRE_RATE_PER_S``…), else its default."""
+        values: dict[str, Any] = {}
+        for spec in fields(cls):
+            raw = env.get(f"SOLITAIRE_{spec.name.upper()}")
+            if raw is not None:
+                values[spec.name] = float(raw) if spec.type == "float" else int(raw)
+        return cls(**values)
 
 
 @dataclass(frozen=True)
@@ -79,6 +105,10 @@ class Settings:
     # actions per second and the least memory per connection (docs/performance.md);
     # uvicorn's own ("websockets", "websockets-sansio") can be chosen instead.
     ws_impl: str = "buffered"
+    # A request (its headers and body, or a WebSocket upgrade) not complete after this is closed.
+    request_timeout_s: float = 10.0
+    # Open TCP connections, all kinds; capped at start below the open-files limit (server.http_transport).
+    max_connections: int = 20_000
 
     def __post_init__(self) -> None:
         if self.public_url:
@@ -89,13 +119,7 @@ class Settings:
         """Read ``SOLITAIRE_*`` variables; unset ones keep their defaults."""
         env = dict(os.environ if env is None else env)
         base = cls()
-        limits = Limits(
-            max_frame_bytes=int(env.get("SOLITAIRE_MAX_FRAME_BYTES", base.limits.max_frame_bytes)),
-            rate_per_s=float(env.get("SOLITAIRE_RATE_PER_S", base.limits.rate_per_s)),
-            burst=int(env.get("SOLITAIRE_BURST", base.limits.burst)),
-            auth_timeout_s=float(env.get("SOLITAIRE_AUTH_TIMEOUT_S", base.limits.auth_timeout_s)),
-            max_watches=int(env.get("SOLITAIRE_MAX_WATCHES", base.limits.max_watches)),
-        )
+        limits = Limits.from_env(env)
         data_dir = Path(env.get("SOLITAIRE_DATA_DIR", str(DEFAULT_DATA_DIR)))
         return cls(
             database_url=env.get("SOLITAIRE_DATABASE_URL") or default_database_url(data_dir),
@@ -109,4 +133,6 @@ class Settings:
             commit_interval_ms=float(env.get("SOLITAIRE_COMMIT_INTERVAL_MS", base.commit_interval_ms)),
             migrate_on_start=env.get("SOLITAIRE_MIGRATE_ON_START", "1") != "0",
             ws_impl=env.get("SOLITAIRE_WS_IMPL", base.ws_impl),
+            request_timeout_s=float(env.get("SOLITAIRE_REQUEST_TIMEOUT_S", base.request_timeout_s)),
+            max_connections=int(env.get("SOLITAIRE_MAX_CONNECTIONS", base.max_connections)),
         )

@@ -9,6 +9,13 @@ instead: reading stops only when ``READ_HIGH_WATER`` messages wait for the
 app, and starts again when it has taken them down to ``READ_LOW_WATER``. A
 client that floods is still held back by TCP once that small buffer is
 full, and its messages are still refused one by one by the rate limiter.
+
+One read can bring a quarter of a megabyte: sixteen thousand tiny frames
+from a flooding client, which parsed at once would hold the event loop for
+tens of milliseconds and queue them all. So a read is parsed
+``FEED_BYTES`` at a time, and once ``READ_HIGH_WATER`` messages wait, the
+rest of it is held unparsed until the app has taken them down to
+``READ_LOW_WATER``: parsing keeps pace with what the app takes.
 """
 
 from __future__ import annotations
@@ -36,10 +43,13 @@ UVICORN_PROTOCOL_ATTRIBUTES = (  # of a WebSocketsSansIOProtocol instance
     "handle_parser_exception",
     "send_receive_event_to_app",  # overridden: called by handle_text/bytes/cont
     "receive",  # overridden: the ASGI receive callable
+    "data_received",  # overridden: fed in slices
+    "connection_lost",  # overridden: drops what was held
 )
 
 READ_HIGH_WATER = 16  # messages waiting for the app before the socket is no longer read
 READ_LOW_WATER = 4  # reading resumes once no more than this many wait
+FEED_BYTES = 4096  # parsed at a time; the rest of a read waits while the app is behind
 
 IMPL_NAME = "buffered"
 IMPL_PATH = "server.ws_transport:BufferedWebSocketProtocol"
@@ -48,6 +58,28 @@ IMPL_CHOICES = (IMPL_NAME, "websockets", "websockets-sansio")  # the last two: u
 
 class BufferedWebSocketProtocol(WebSocketsSansIOProtocol):
     """uvicorn's sans-I/O WebSocket protocol with high/low-water read flow control."""
+
+    _held: bytes = b""  # read but not parsed yet: the app is behind
+
+    def data_received(self, data: bytes) -> None:
+        if self._held:  # the read that was under way when reading stopped
+            self._held += data
+            return
+        self._feed(data)
+
+    def _feed(self, data: bytes) -> None:
+        """Parse ``FEED_BYTES`` at a time; hold the rest once ``READ_HIGH_WATER`` messages wait."""
+        for start in range(0, len(data), FEED_BYTES):
+            if self.transport.is_closing():
+                return
+            if start and self.queue.qsize() >= READ_HIGH_WATER:
+                self._held = data[start:]
+                return
+            super().data_received(data[start : start + FEED_BYTES] if len(data) > FEED_BYTES else data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._held = b""
+        super().connection_lost(exc)
 
     def send_receive_event_to_app(self) -> None:
         data = self.frames[0] if len(self.frames) == 1 else b"".join(self.frames)
@@ -71,8 +103,12 @@ class BufferedWebSocketProtocol(WebSocketsSansIOProtocol):
     async def receive(self) -> ASGIReceiveEvent:
         message = await self.queue.get()
         if self.read_paused and self.queue.qsize() <= READ_LOW_WATER:
-            self.read_paused = False
-            self.transport.resume_reading()
+            if self._held:
+                held, self._held = self._held, b""
+                self._feed(held)  # may hold some of it again
+            if not self._held and self.queue.qsize() < READ_HIGH_WATER:
+                self.read_paused = False
+                self.transport.resume_reading()
         return message
 
 

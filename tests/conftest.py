@@ -20,7 +20,15 @@ from sqlalchemy.engine import make_url
 
 from server.config import Settings
 from tests.contract import pytest_sessionfinish  # noqa: F401  (checks every received message)
-from tests.support import OPEN_CLIENTS, PG_ADMIN_URL, ErrorRecords, ManualClock, logged_errors, running_server
+from tests.support import (
+    ONE_ADDRESS,
+    OPEN_CLIENTS,
+    PG_ADMIN_URL,
+    ErrorRecords,
+    ManualClock,
+    logged_errors,
+    running_server,
+)
 
 BACKENDS = ["sqlite", "postgres"]
 
@@ -99,7 +107,8 @@ def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
 @pytest.fixture(scope="module")
 def server(database_url: str) -> Iterator[str]:
     """A real server (uvicorn, real database) on a free local port: its base URL."""
-    with running_server(Settings(database_url=database_url, secret="test-secret")) as base:
+    settings = Settings(database_url=database_url, secret="test-secret", limits=ONE_ADDRESS)
+    with running_server(settings) as base:
         yield base
 
 
@@ -115,5 +124,6 @@ class ClockedServer:
 def clocked_server(database_url: str) -> Iterator[ClockedServer]:
     """Like ``server``, on an injected clock: countdowns and rate limits pass without sleeping."""
     clock = ManualClock()
-    with running_server(Settings(database_url=database_url, secret="test-secret"), clock) as base:
+    settings = Settings(database_url=database_url, secret="test-secret", limits=ONE_ADDRESS)
+    with running_server(settings, clock) as base:
         yield ClockedServer(base, clock)

@@ -90,6 +90,19 @@ def test_idle_connections_report_memory_per_connection() -> None:
     assert result["kib_per_idle_connection"] >= 0
 
 
+def test_abuse_bench_measures_each_phase_and_ends_its_flooders() -> None:
+    result = last_json("abuse.py", "--seconds", "1", "--good", "2", timeout=110)
+    assert result["good_clients"] == 2
+    phases = [result[name] for name in ("alone", "flooders_1", "flooders_5")]
+    for figures in phases:
+        assert figures["samples"] > 0 and figures["errors"] == 0
+        assert 0 < figures["p50_ms"] <= figures["p99_ms"]
+        assert figures["server_cpu_pct"] >= 0
+    assert all(figures["flood_sent_per_s"] > 0 for figures in phases[1:])
+    assert result["p99_growth_ms_5"] == round(phases[2]["p99_ms"] - phases[0]["p99_ms"], 3)
+    assert isinstance(result["target_met"], bool)  # shape only: speed is the script's to measure
+
+
 def test_engine_bench_prints_rates() -> None:
     result = last_json("engine.py", "--games", "3", "--steps", "50")
     assert {"hh_actions_per_s", "sh_actions_per_s"} <= set(result)

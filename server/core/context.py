@@ -29,6 +29,10 @@ class Caller(Subscriber, Protocol):
     def require_player(self) -> str:
         """The player id, or ``forbidden`` for an anonymous connection."""
 
+    def check_follow(self, topic: str | None = None) -> None:
+        """Refuse (``rate_limited``) now if following ``topic`` (None: a new one) would pass
+        the watch limit: handlers ask before they store, so a refusal stores nothing."""
+
     def follow(self, topic: str) -> None:
         """Watch a topic; counts against the connection's watch limit (``rate_limited`` past it)."""
 

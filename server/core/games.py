@@ -377,6 +377,8 @@ class GameService:
         live.adopt(candidate)
         self._publish(live, outcome.game.seq - 1, outcome.action, live.last_outcome or {}, origin)
         self._notify(live)
+        if live.finished:  # won: nothing more will be pushed for it
+            self.hub.close(topics.game(live.id))
 
     async def _durable(self, live: LiveGame | None, write: Write) -> None:
         """Commit one change of a live game; memory is the caller's to change, after this returns.
@@ -432,6 +434,7 @@ class GameService:
         finished = {"type": "finished", "game": live.info(), "state": live.state_json()}
         self.hub.publish(topics.game(live.id), finished, skip=origin)
         self._notify(live)
+        self.hub.close(topics.game(live.id))  # nothing more will be pushed for it
         return live
 
     async def mark_lost(self, game_id: str, seq: int) -> bool:

@@ -1,7 +1,9 @@
 """In-process live fan-out: topics (a game, a leaderboard, a race) to subscribers.
 
 Topic names come from :mod:`server.core.topics`. A subscriber is anything
-with a non-blocking ``push(frame)`` and a ``follow_own(topic)``; the WebSocket
+with a non-blocking ``push(frame)``, a ``follow_own(topic)`` and a
+``topic_closed(topic)`` (a finished game's topic carries nothing more, so it
+is closed and stops counting against its subscribers' limits); the WebSocket
 layer's connection queues the frame and sends it on its own, so one slow
 watcher never holds up the player or the other watchers. Messages are
 serialized once per publish, not once per subscriber.
@@ -21,6 +23,9 @@ class Subscriber(Protocol):
 
     def follow_own(self, topic: str) -> None:
         """Subscribe to a game of the subscriber's own player (a racer's game, say)."""
+
+    def topic_closed(self, topic: str) -> None:
+        """The topic will carry nothing more and the hub has let it go: forget it too."""
 
 
 class Encoded(str):
@@ -74,6 +79,11 @@ class Hub:
             subscribers.discard(subscriber)
             if not subscribers:
                 del self._topics[topic]
+
+    def close(self, topic: str) -> None:
+        """A topic that will carry nothing more (a finished game, race): every subscriber lets go."""
+        for subscriber in self._topics.pop(topic, ()):
+            subscriber.topic_closed(topic)
 
     def subscribers(self, topic: str) -> list[Subscriber]:
         return list(self._topics.get(topic, ()))

@@ -11,12 +11,13 @@ from server.config import Settings
 from server.core.context import Peers
 from server.core.games import GameService
 from server.core.hub import Hub
+from server.core.quotas import Quotas
 from server.storage.writer import GroupWriter
 
 
 @dataclass(frozen=True)
 class Services:
-    """Settings, storage, the live games and the hub: nothing else, and nothing untyped."""
+    """Settings, storage, the live games, the hub and the quotas: nothing else, and nothing untyped."""
 
     settings: Settings
     engine: AsyncEngine
@@ -25,4 +26,5 @@ class Services:
     hub: Hub
     games: GameService
     clock: Clock
+    quotas: Quotas
     peers: Peers = field(default_factory=Peers)

@@ -14,6 +14,7 @@ parameters by :func:`int_param`.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -28,9 +29,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import Scope
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from server.core.hub import encode
+from server.core.quotas import Rate, address_key, refusal
 from server.edge.protocol import SCHEMA_PATH as ASYNCAPI_PATH
 from server.edge.protocol import (
     Field,
@@ -54,6 +56,7 @@ UNAVAILABLE = ProtocolError(ErrorCode.UNAVAILABLE, "the database is unavailable;
 INTERNAL = ProtocolError(ErrorCode.INTERNAL, "the server failed; nothing was changed")
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schema"
 MAX_BODY_BYTES = 4096
+TARPIT_MAX_S = 1.0  # a request over its address's budget waits up to this long for its 429
 Endpoint = Callable[[Request], Awaitable[Response]]
 WHOLE_NUMBER = re.compile(r"-?[0-9]{1,10}\Z", re.ASCII)
 
@@ -113,7 +116,10 @@ class EnvelopeResponse(JSONResponse):
 
 
 def error_response(exc: ProtocolError) -> JSONResponse:
-    return EnvelopeResponse(exc.to_envelope(), status_code=exc.code.http_status)
+    """The envelope with the code's status; a quota's refusal also says when to come back."""
+    retry = exc.extra.get("retry_after_s")
+    headers = None if retry is None else {"Retry-After": str(retry)}
+    return EnvelopeResponse(exc.to_envelope(), status_code=exc.code.http_status, headers=headers)
 
 
 def check_path_params(request: Request, operation: Operation) -> None:
@@ -268,3 +274,42 @@ async def http_error(request: Request, exc: Exception) -> Response:
         body = ProtocolError(code, str(exc.detail)).to_envelope()
         return JSONResponse(body, status_code=exc.status_code, headers=getattr(exc, "headers", None))
     return PlainTextResponse(str(exc.detail), status_code=exc.status_code)
+
+
+class AddressRate:
+    """ASGI middleware: every HTTP request and WebSocket handshake takes a token from its
+    client address's budget (``http_rate_per_s``, ``http_burst``).
+
+    Past it the request is answered ``429 rate_limited`` with ``Retry-After``
+    (a handshake: the same 429 where the server can send one, else a 403),
+    and nothing of the app runs. The answer comes only after a pause of up to
+    :data:`TARPIT_MAX_S`, so a client that hammers the server waits instead of
+    having its refusals served flat out. The address is the ASGI scope's
+    client: behind a proxy, uvicorn's forwarded headers must be configured.
+    """
+
+    def __init__(self, app: ASGIApp, rate: Rate) -> None:
+        self.app = app
+        self.rate = rate
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        client = scope.get("client")
+        key = address_key(client[0] if client else None)
+        wait_s = 0.0 if key is None else self.rate.take(key)
+        if not wait_s:
+            await self.app(scope, receive, send)
+            return
+        # Real time, not the injected clock: this pause slows the sender down, it is no deadline.
+        await asyncio.sleep(min(wait_s, TARPIT_MAX_S))
+        response = error_response(refusal(f"too many {self.rate.what}", wait_s))
+        if scope["type"] == "http":
+            await response(scope, receive, send)
+        elif "websocket.http.response" in scope.get("extensions", {}):
+            headers = response.raw_headers
+            await send({"type": "websocket.http.response.start", "status": 429, "headers": headers})
+            await send({"type": "websocket.http.response.body", "body": response.body})
+        else:
+            await send({"type": "websocket.close", "code": 1008})

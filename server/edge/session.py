@@ -9,6 +9,13 @@ that touch the database or a game), hands the answer back
 rate limit and the auth deadline are tested by moving a number, not by
 sleeping.
 
+Every frame an authenticated client sends costs it a token of its budget
+(``rate_per_s``, ``burst``): pings, malformed frames and binary frames too.
+A frame past the budget is refused without being parsed (its id, if it has
+one, is the only thing looked for) and the plumbing then stops reading the
+connection until the budget has a token again (:attr:`Session.paused_until_ms`),
+so a flood waits in the sender's socket instead of costing the server.
+
 States only move forward: ``connected`` (hello sent, waiting for auth) →
 ``authenticated`` → ``closing`` (a close code is decided; nothing more is
 read) → ``closed``.
@@ -24,6 +31,7 @@ from server import __version__
 from server.clock import Clock
 from server.config import Limits
 from server.core.hub import encode
+from server.core.quotas import TokenBucket
 from server.edge.protocol import PROTOCOL_VERSION, SUPPORTED_VERSIONS, parse_json, request_id, validate
 from server.errors import ProtocolError
 from server.vocabulary import CloseCode, ConnectionState, ErrorCode
@@ -54,24 +62,6 @@ class Call:
 Request = Authenticate | Call
 
 
-class TokenBucket:
-    """Rate limit: ``rate`` per second sustained, ``burst`` at once, on the injected clock."""
-
-    __slots__ = ("burst", "last_ms", "rate", "tokens")
-
-    def __init__(self, rate: float, burst: float, now_ms: int) -> None:
-        self.rate, self.burst, self.tokens, self.last_ms = rate, burst, burst, now_ms
-
-    def take(self, now_ms: int) -> bool:
-        elapsed_s = max(0, now_ms - self.last_ms) / 1000
-        self.tokens = min(self.burst, self.tokens + elapsed_s * self.rate)
-        self.last_ms = now_ms
-        if self.tokens >= 1:
-            self.tokens -= 1
-            return True
-        return False
-
-
 class Session:
     """One client's protocol state: who it is, its limits, its subscriptions, its outgoing frames."""
 
@@ -89,6 +79,7 @@ class Session:
         self._opened_ms = clock()
         self._rate = TokenBucket(limits.rate_per_s, limits.burst, self._opened_ms)
         self._last_refusal_ms: int | None = None
+        self._throttled = False
         self.send(self._hello())
 
     # -- outgoing ------------------------------------------------------------------
@@ -136,6 +127,7 @@ class Session:
         if not self._rate.take(self.clock()):
             self._refuse_flood(text)
             return None
+        self._throttled = False
         try:
             message = parse_json(text)
         except (ValueError, RecursionError):
@@ -188,9 +180,19 @@ class Session:
         self.send(error.to_message(rid))
         self.close(CloseCode.AUTH, "not authenticated")
 
+    @property
+    def paused_until_ms(self) -> int | None:
+        """After a refused frame: when the budget has a token again. The plumbing reads
+        nothing more until then, so the rest of a flood waits in the sender's socket."""
+        if not self._throttled:
+            return None
+        now = self.clock()
+        return now + self._rate.wait_ms(now)
+
     def _refuse_flood(self, text: str) -> None:
         """Drop the frame unprocessed and say so: always for a request with an id (its
         caller is waiting), otherwise at most ten times a second, so a flood is not amplified."""
+        self._throttled = True
         rid = _cheap_request_id(text)
         now = self.clock()
         last = self._last_refusal_ms
@@ -229,6 +231,12 @@ class Session:
     def refuse(self, rid: Any, error: ProtocolError) -> None:
         self.send(error.to_message(rid))
 
+    def refuse_connection(self, error: ProtocolError, rid: Any = None) -> None:
+        """Too many connections (of this address, or of the player): say so, then close
+        with 1013 (try again later)."""
+        self.send(error.to_message(rid))
+        self.close(CloseCode.TRY_AGAIN_LATER, "too many connections")
+
     # -- who and what ----------------------------------------------------------------------
 
     def require_player(self) -> str:
@@ -236,12 +244,19 @@ class Session:
             raise ProtocolError(ErrorCode.FORBIDDEN, "anonymous connections may watch but not play")
         return self.player_id
 
-    def follow(self, topic: str) -> bool:
-        """Count a watched topic against ``max_watches``; returns whether it is new."""
-        if topic in self.watches or topic in self.own_games:
-            return False
+    def check_follow(self, topic: str | None = None) -> None:
+        """Refuse (``rate_limited``) if following ``topic`` (None: one not followed yet) would
+        pass ``max_watches``: asked before a request stores anything, so it then stores nothing."""
+        if topic is not None and (topic in self.watches or topic in self.own_games):
+            return
         if len(self.watches) >= self.limits.max_watches:
             raise ProtocolError(ErrorCode.RATE_LIMITED, "too many subscriptions on one connection")
+
+    def follow(self, topic: str) -> bool:
+        """Count a watched topic against ``max_watches``; returns whether it is new."""
+        self.check_follow(topic)
+        if topic in self.watches or topic in self.own_games:
+            return False
         self.watches.add(topic)
         return True
 
@@ -285,7 +300,10 @@ def not_authenticated(detail: str = "") -> ProtocolError:
 
 
 def _cheap_request_id(text: str) -> Any:
-    """The id of a dropped request, if it has a valid one (frames are small: parsing is cheap)."""
+    """The id of a dropped request, if it has a valid one: a frame without the text
+    ``"id"`` is not parsed at all (a flood of id-less pings costs a substring search)."""
+    if '"id"' not in text:
+        return None
     try:
         message = parse_json(text)
     except (ValueError, RecursionError):

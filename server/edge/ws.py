@@ -5,6 +5,11 @@ bookkeeping) is in :mod:`server.edge.session`; this module reads frames,
 feeds them in, runs the requests the session hands out (the handlers the app
 composed), and writes what comes back. Outgoing frames go through a small
 per-connection queue so that fan-out never blocks on a slow reader.
+
+It also holds the connection's place in the server's quotas: one of its
+address's ``connections_per_address`` from the start, one of its player's
+``connections_per_player`` once authenticated, both given back at the end.
+A connection whose frame budget ran out is not read from until it refills.
 """
 
 from __future__ import annotations
@@ -19,7 +24,9 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from server.core.context import Handlers
 from server.core.hub import Hub, encode
+from server.core.quotas import address_key, refusal
 from server.core.services import Services
+from server.core.timing import sleep_until
 from server.edge.protocol import REQUESTS
 from server.edge.security import BrowserPolicy, arrival_port
 from server.edge.session import Authenticate, Call, Session
@@ -47,9 +54,13 @@ class Connection:
         self.policy = policy
         self.hub: Hub = services.hub
         self.session = Session(services.settings.limits, services.clock)
+        self.quotas = services.quotas
         self._outbox: deque[str] = deque()
         self._sender: asyncio.Task[None] | None = None
         self.closed = False
+        self._address = address_key(websocket.client.host if websocket.client else None)
+        self._held_address: str | None = None  # the quota slots this connection holds
+        self._held_player: str | None = None
 
     # -- what handlers see (server.core.context.Caller) -------------------------------
 
@@ -64,6 +75,9 @@ class Connection:
     def require_player(self) -> str:
         return self.session.require_player()
 
+    def check_follow(self, topic: str | None = None) -> None:
+        self.session.check_follow(topic)
+
     def follow(self, topic: str) -> None:
         if self.session.follow(topic):
             self.hub.subscribe(topic, self)
@@ -77,6 +91,10 @@ class Connection:
     def unfollow(self, topic: str) -> None:
         self.session.unfollow(topic)
         self.hub.unsubscribe(topic, self)
+
+    def topic_closed(self, topic: str) -> None:
+        """The hub closed a topic (a finished game): it no longer counts for this connection."""
+        self.session.unfollow(topic)
 
     def rename(self, name: str) -> None:
         self.session.player_name = name
@@ -138,6 +156,7 @@ class Connection:
             return
         self.services.peers.add(self)
         try:
+            self._take_address_slot()
             self._send_pending()  # hello
             while self.session.reading and not self.closed:
                 text = await self._receive_text()
@@ -146,6 +165,8 @@ class Connection:
                 self._send_pending()
                 if len(self._outbox) > BACKPRESSURE_FRAMES:  # stop reading until the peer reads
                     await self.flush()
+                if (until := self.session.paused_until_ms) is not None:  # over budget: stop reading
+                    await sleep_until(self.services.clock, until)
             if self.session.close_code is not None:
                 await self.flush()
                 await self._close(self.session.close_code, self.session.close_reason)
@@ -155,8 +176,26 @@ class Connection:
             self.closed = True
             self.session.closed()
             self.services.peers.discard(self)
+            self._release_slots()
             for topic in self.session.topics:
                 self.unfollow(topic)
+
+    def _take_address_slot(self) -> None:
+        if self._address is None:  # an unknown address (a Unix socket) is not counted
+            return
+        if self.quotas.address_connections.acquire(self._address):
+            self._held_address = self._address
+            return
+        cap = self.quotas.limits.connections_per_address
+        self.session.refuse_connection(refusal(f"more than {cap} connections from this address", 1))
+
+    def _release_slots(self) -> None:
+        if self._held_address is not None:
+            self.quotas.address_connections.release(self._held_address)
+            self._held_address = None
+        if self._held_player is not None:
+            self.quotas.player_connections.release(self._held_player)
+            self._held_player = None
 
     async def _receive_text(self) -> str | None:
         """The next text frame; None when the auth deadline was checked instead."""
@@ -200,7 +239,12 @@ class Connection:
             return
         if player is None:
             self.session.bad_token(request)
+        elif not self.quotas.player_connections.acquire(player.id):
+            cap = self.quotas.limits.connections_per_player
+            error = refusal(f"more than {cap} connections of this player", 1)
+            self.session.refuse_connection(error, request.request_id)
         else:
+            self._held_player = player.id
             self.session.authenticated(request, (player.id, player.name))
 
     async def _call(self, call: Call) -> None:

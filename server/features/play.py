@@ -10,6 +10,7 @@ from engine.vocabulary import Result
 from server.core import topics
 from server.core.context import Caller, Handlers, Starter
 from server.core.games import GameService, LiveGame
+from server.core.quotas import Rate
 from server.errors import ProtocolError, code_or_error
 from server.vocabulary import ErrorCode
 
@@ -34,12 +35,26 @@ def game_message(live: LiveGame, role: str) -> dict[str, Any]:
     return {"type": "game", "game": live.info(), "state": live.state(), "role": role}
 
 
-class Play:
-    """The WebSocket requests of plain play; how a game starts is the ``starter``'s business."""
+def follow_game(caller: Caller, live: LiveGame, owner: bool) -> None:
+    """Subscribe to a game's pushes; a finished game has none left, so it is not followed."""
+    if live.finished:
+        return
+    if owner:
+        caller.follow_own(topics.game(live.id))
+    else:
+        caller.follow(topics.game(live.id))
 
-    def __init__(self, games: GameService, starter: Starter) -> None:
+
+class Play:
+    """The WebSocket requests of plain play; how a game starts is the ``starter``'s business.
+
+    ``new_games`` is the per-player quota of ``new_game`` (``games_per_minute``).
+    """
+
+    def __init__(self, games: GameService, starter: Starter, new_games: Rate) -> None:
         self.games = games
         self.starter = starter
+        self.new_games = new_games
 
     def handlers(self) -> Handlers:
         return {
@@ -57,10 +72,11 @@ class Play:
 
     async def new_game(self, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
         player_id = caller.require_player()
-        if "daily" in fields:
+        code = None if "daily" in fields else code_from_fields(fields)
+        self.new_games.require(player_id)  # before anything is stored
+        if code is None:
             live = await self.starter.start_daily(player_id, caller.player_name, fields["daily"])
         else:
-            code = code_from_fields(fields)
             live = await self.starter.start_on_code(player_id, caller.player_name, code)
         caller.follow_own(topics.game(live.id))
         return game_message(live, "owner")
@@ -68,15 +84,12 @@ class Play:
     async def open_game(self, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
         live = await self.games.require(fields["game_id"])
         owner = live.owner_id == caller.player_id
-        if owner:
-            caller.follow_own(topics.game(live.id))
-        else:
-            caller.follow(topics.game(live.id))
+        follow_game(caller, live, owner)
         return game_message(live, "owner" if owner else "spectator")
 
     async def watch(self, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
         live = await self.games.require(fields["game_id"])
-        caller.follow(topics.game(live.id))
+        follow_game(caller, live, owner=False)
         return game_message(live, "spectator")
 
     async def unwatch(self, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from starlette.routing import BaseRoute
 
 from server.core.context import Peers
 from server.core.games import LiveGame
+from server.core.quotas import address_key
 from server.core.services import Services
 from server.edge.http import int_param, json_body, player_from_header, route
 from server.errors import ProtocolError
@@ -75,6 +76,9 @@ class Players:
     async def create_player(self, request: Request) -> Response:
         body = await json_body(request)
         name = check_name(body["name"]) if body.get("name") is not None else None
+        address = address_key(request.client.host if request.client else None)
+        if address is not None:
+            self.services.quotas.players.require(address)  # players_per_hour, before storing
         try:
             async with self.services.sessions() as session:
                 player, token = await queries.create_player(session, name, self.services.clock())

@@ -24,7 +24,7 @@ from playwright.sync_api import (
 )
 
 from server.config import Settings
-from tests.support import running_server
+from tests.support import ONE_ADDRESS, running_server
 
 CHROMIUM = os.environ.get("SOLITAIRE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -42,7 +42,7 @@ expect.set_options(timeout=15_000)
 
 
 def sqlite_settings(path: Path) -> Settings:
-    return Settings(database_url=f"sqlite+aiosqlite:///{path}", secret="test-secret")
+    return Settings(database_url=f"sqlite+aiosqlite:///{path}", secret="test-secret", limits=ONE_ADDRESS)
 
 
 @pytest.fixture(scope="module")

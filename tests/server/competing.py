@@ -18,7 +18,7 @@ import pytest
 from engine import Action, Game, random_code
 from engine.verify import verify_log
 from server.config import Settings
-from tests.support import Client, ManualClock, ahttp, running_server
+from tests.support import ONE_ADDRESS, Client, ManualClock, ahttp, running_server
 
 Line = list[Action]
 
@@ -149,5 +149,6 @@ def competition_ranks(entries: list[dict[str, Any]]) -> list[int]:
 
 @contextmanager
 def clocked_server(database_url: str, clock: ManualClock, secret: str = "test-secret") -> Iterator[str]:
-    with running_server(Settings(database_url=database_url, secret=secret), clock=clock) as base:
+    settings = Settings(database_url=database_url, secret=secret, limits=ONE_ADDRESS)
+    with running_server(settings, clock=clock) as base:
         yield base

@@ -167,6 +167,67 @@ def test_an_id_less_flood_is_answered_at_most_ten_times_a_second() -> None:
     assert len([m for m in frames(session) if m.get("code") == "rate_limited"]) == 1
 
 
+@pytest.mark.parametrize(
+    "text", ['{"type":"ping"}', "{", "\x00binary", '{"type":"nope"}', '{"type":"act"}', '{"type":"auth"}']
+)
+def test_every_frame_costs_its_sender_a_token(text: str) -> None:
+    """Pings and malformed frames alike: after the burst, even a valid request is refused."""
+    session = authenticated()
+    for _ in range(LIMITS.burst):
+        session.receive(text)
+    frames(session)
+    assert session.receive('{"type":"ping","id":"x"}') is None
+    assert frames(session) == [
+        {"type": "error", "code": "rate_limited", "message": "too many messages; slow down", "id": "x"}
+    ]
+
+
+def test_a_refused_frame_is_not_parsed_and_reading_pauses_till_the_budget_refills(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = ManualClock(0)
+    session = authenticated(clock)
+    for _ in range(LIMITS.burst):
+        assert isinstance(session.receive('{"type":"ping"}'), Call)
+    assert session.paused_until_ms is None  # within the budget: read on
+    parsed: list[str] = []
+    loads = json.loads
+
+    def counted_loads(text: str) -> Any:
+        parsed.append(text)
+        return loads(text)
+
+    monkeypatch.setattr(json, "loads", counted_loads)  # the module the session parses with
+    for _ in range(100):
+        assert session.receive('{"type":"ping"}') is None
+    assert parsed == []  # without an id, a refused frame is never parsed
+    assert session.receive('{"type":"ping","id":7}') is None and len(parsed) == 1  # once, for its id
+    assert session.paused_until_ms == 100  # 10 per second: the next token in 100 ms
+    clock.advance(100)
+    assert isinstance(session.receive('{"type":"ping"}'), Call)
+    assert session.paused_until_ms is None
+
+
+def test_too_many_connections_is_said_then_closed_to_try_again_later() -> None:
+    session = authenticated()
+    session.refuse_connection(ProtocolError(ErrorCode.RATE_LIMITED, "too many", retry_after_s=1), rid=3)
+    assert frames(session) == [
+        {"type": "error", "code": "rate_limited", "message": "too many", "retry_after_s": 1, "id": 3}
+    ]
+    assert session.close_code is CloseCode.TRY_AGAIN_LATER and not session.reading
+
+
+def test_room_to_follow_is_checked_before_anything_is_stored() -> None:
+    session = authenticated()
+    for i in range(LIMITS.max_watches):
+        session.check_follow()
+        session.follow(f"race:r{i}")
+    session.check_follow("race:r0")  # already followed: no new room needed
+    with pytest.raises(ProtocolError) as refused:
+        session.check_follow()
+    assert refused.value.code is ErrorCode.RATE_LIMITED
+
+
 def test_watches_are_limited_but_own_games_are_not() -> None:
     session = authenticated()
     assert [session.follow(f"game:w{i}") for i in range(3)] == [True, True, True]

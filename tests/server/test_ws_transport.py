@@ -17,7 +17,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 
 from server.config import Limits, Settings
-from server.ws_transport import READ_HIGH_WATER
+from server.ws_transport import FEED_BYTES, READ_HIGH_WATER
 from tests.support import Client, new_player, running_server
 
 IMPLS = ["buffered", "websockets", "websockets-sansio"]
@@ -63,6 +63,26 @@ async def test_pipelined_requests_all_answered_in_order(impl_server: str) -> Non
     assert [a["id"] for a in answers] == list(range(count))
     assert {a["type"] for a in answers} == {"pong"}
     assert (await client.request("ping"))["type"] == "pong"  # reading resumed
+    await client.close()
+
+
+def masked_text_frame(payload: bytes) -> bytes:
+    """A client text frame masked with the zero key (the payload stays as it is)."""
+    assert len(payload) < 126
+    return bytes([0x81, 0x80 | len(payload)]) + b"\x00\x00\x00\x00" + payload
+
+
+async def test_one_write_of_many_frames_is_answered_whole_and_in_order(impl_server: str) -> None:
+    """Far more than FEED_BYTES in one write: parsed a slice at a time as the app takes them."""
+    player = await new_player(impl_server)
+    client = await Client.connect(impl_server, player["token"])
+    count = 900
+    assert count * 24 > 4 * FEED_BYTES
+    frames = b"".join(masked_text_frame(b'{"type":"ping","id":%d}' % rid) for rid in range(count))
+    client.ws.transport.write(frames)
+    answers = [await client.recv() for _ in range(count)]
+    assert [a["id"] for a in answers] == list(range(count))
+    assert (await client.request("ping"))["type"] == "pong"
     await client.close()
 
 

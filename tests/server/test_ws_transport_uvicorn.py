@@ -1,4 +1,5 @@
-"""server/ws_transport.py subclasses uvicorn's private sans-I/O WebSocket protocol.
+"""server/ws_transport.py and server/http_transport.py subclass uvicorn's private protocols
+(its sans-I/O WebSocket protocol, its httptools HTTP protocol).
 
 Private API can change in any release: the installed uvicorn must be one the
 transport was tested with (``TESTED_UVICORN``, the range pyproject.toml pins),
@@ -20,7 +21,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from uvicorn.server import ServerState
 
-from server import ws_transport
+from server import http_transport, ws_transport
 from server.ws_transport import (
     TESTED_UVICORN,
     UVICORN_PRIVATE_NAMES,
@@ -46,7 +47,7 @@ def test_pyproject_pins_the_tested_range() -> None:
     assert pinned.specifier == SpecifierSet(",".join(TESTED_UVICORN))
 
 
-@pytest.mark.parametrize("dotted", UVICORN_PRIVATE_NAMES)
+@pytest.mark.parametrize("dotted", UVICORN_PRIVATE_NAMES + http_transport.UVICORN_PRIVATE_NAMES)
 def test_private_names_still_exist(dotted: str) -> None:
     module, name = dotted.rsplit(".", 1)
     assert hasattr(importlib.import_module(module), name), f"{dotted} is gone"
@@ -62,4 +63,23 @@ async def test_protocol_attributes_still_exist() -> None:
     assert not missing, f"uvicorn's WebSocketsSansIOProtocol no longer has {missing}"
     for method in ("send_receive_event_to_app", "receive"):  # what is overridden still exists below
         base = BufferedWebSocketProtocol.__mro__[1]
+        assert callable(getattr(base, method, None)), f"{base.__name__}.{method} is gone"
+
+
+async def test_http_protocol_attributes_still_exist() -> None:
+    async def app(scope: object, receive: object, send: object) -> None:  # never called
+        raise AssertionError
+
+    config = uvicorn.Config(app, lifespan="off", log_level="warning")
+    guarded = http_transport.guarded_http(10, 100)
+    protocol = guarded(config, ServerState(), {}, _loop=asyncio.get_running_loop())
+    missing = [name for name in http_transport.UVICORN_PROTOCOL_ATTRIBUTES if not hasattr(protocol, name)]
+    assert not missing, f"uvicorn's HttpToolsProtocol no longer has {missing}"
+    base = http_transport.GuardedHttpProtocol.__mro__[1]
+    for method in (
+        "on_message_begin",
+        "on_message_complete",
+        "on_response_complete",
+        "handle_websocket_upgrade",
+    ):
         assert callable(getattr(base, method, None)), f"{base.__name__}.{method} is gone"

@@ -6,11 +6,14 @@ from typing import Any
 
 from server.core import topics
 from server.core.context import Caller, Handlers
+from server.core.quotas import Rate
 from server.errors import ProtocolError
 from server.features.play import code_from_fields
 from server.features.races.model import DEFAULT_COUNTDOWN_S, MAX_COUNTDOWN_S, RaceState
 from server.features.races.service import Races
-from server.vocabulary import ErrorCode
+from server.vocabulary import ErrorCode, RaceStatus
+
+OVER = (RaceStatus.FINISHED, RaceStatus.CANCELLED)  # nothing more is pushed for these
 
 
 def race_reply(race: RaceState, caller: Caller, role: str) -> dict[str, Any]:
@@ -19,16 +22,24 @@ def race_reply(race: RaceState, caller: Caller, role: str) -> dict[str, Any]:
 
 
 def follow(caller: Caller, race: RaceState, as_racer: bool) -> None:
+    if race.status in OVER:
+        return
     caller.follow(topics.race(race.id))
     if as_racer and caller.player_id is not None:
         caller.follow_own(topics.racer(race.id, caller.player_id))
 
 
 class RacesApi:
-    """The race requests; the races themselves are :class:`Races`'."""
+    """The race requests; the races themselves are :class:`Races`'.
 
-    def __init__(self, races: Races) -> None:
+    ``opened`` is the per-player quota of ``race_open`` (``races_per_minute``).
+    Whatever stores (opening, joining) first checks that the connection can
+    follow the race, so a request refused for a limit stores nothing.
+    """
+
+    def __init__(self, races: Races, opened: Rate) -> None:
         self.races = races
+        self.opened = opened
 
     def handlers(self) -> Handlers:
         return {
@@ -42,6 +53,8 @@ class RacesApi:
     async def race_open(self, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
         player_id = caller.require_player()
         code = code_from_fields(fields)
+        caller.check_follow()
+        self.opened.require(player_id)
         race = await self.races.open(player_id, caller.player_name, code)
         follow(caller, race, True)
         return race_reply(race, caller, "owner")
@@ -51,6 +64,7 @@ class RacesApi:
         player_id = caller.require_player()
         race = await self.races.get(fields["race_id"])
         if player_id not in race.racers:
+            caller.check_follow(topics.race(race.id))
             await self.races.join(race, player_id, caller.player_name)
         follow(caller, race, True)
         return race_reply(race, caller, "owner" if player_id == race.owner_id else "racer")

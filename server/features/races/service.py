@@ -85,6 +85,7 @@ class Races:
         if player_id == race.owner_id:
             await self._set_status(race, RaceStatus.CANCELLED)
             self.broadcast(race, RaceEvent.CANCELLED)
+            self._close_topics(race)
             return
         del race.racers[player_id]
         async with self.services.engine.begin() as conn:
@@ -151,12 +152,20 @@ class Races:
         race.place_the_rest()
         race.status, race.finished_ms = RaceStatus.FINISHED, self.services.clock()
         self.broadcast(race, RaceEvent.FINISHED)
+        self._close_topics(race)
         self._spawn(self._set_status(race, RaceStatus.FINISHED))
         self._spawn(self._forget_at(race.id, race.finished_ms + RETAIN_FINISHED_MS))
 
     async def _forget_at(self, race_id: str, when_ms: int) -> None:
         await sleep_until(self.services.clock, when_ms, tick_s=1.0)
         self.races.pop(race_id, None)
+
+    def _close_topics(self, race: RaceState) -> None:
+        """A race that is over carries nothing more: its followers let its topics go."""
+        hub = self.services.hub
+        hub.close(topics.race(race.id))
+        for player_id in race.racers:
+            hub.close(topics.racer(race.id, player_id))
 
     def broadcast(self, race: RaceState, event: RaceEvent) -> None:
         message = {"type": "race_update", "event": event, "race": race.json()}

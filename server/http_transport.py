@@ -1,0 +1,225 @@
+"""The HTTP transport under uvicorn: requests that never complete are closed, and
+connections past a cap are refused at once, so half-sent requests cannot lock anyone out.
+
+uvicorn's httptools protocol arms no timer on a new connection (its
+keep-alive timer starts only after a first response), so a client that sends
+half a request line, or half of its headers (``GET /ws HTTP/1.1\\r\\nHost:
+…\\r\\n`` and nothing more: slowloris), holds a file descriptor for as long
+as it likes. A thousand of those reached the usual limit of 1,024 open files
+and locked out new players and ``/health`` alike. So:
+
+- a request (its headers and its body, or a WebSocket upgrade) must be
+  complete within ``request_timeout_s`` of when the server started waiting for
+  it (the connection opened, or the previous response was sent); else the
+  connection is closed. A WebSocket is then the session's (its auth deadline);
+- at most ``max_connections`` TCP connections are open, all kinds together:
+  one more is answered ``503`` and closed at once, before it is read;
+- at start the soft limit on open files is raised to the hard limit, and the
+  cap is kept :data:`FD_RESERVE` below it, so the database, the log and the
+  files served still get descriptors when every connection slot is taken;
+- running out of descriptors anyway (another process, a lower limit) is
+  logged once per :data:`LOG_EVERY_S`, with a count, not once per accept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import resource
+import time
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+# uvicorn's httptools protocol is private API, like ws_transport's: what of it is used.
+UVICORN_PRIVATE_NAMES = ("uvicorn.protocols.http.httptools_impl.HttpToolsProtocol",)
+UVICORN_PROTOCOL_ATTRIBUTES = (  # of an HttpToolsProtocol instance
+    "loop",
+    "connections",
+    "transport",
+    "pipeline",
+    "connection_made",  # the rest: overridden, each calling uvicorn's own first
+    "connection_lost",
+    "on_message_begin",
+    "on_message_complete",
+    "on_response_complete",
+    "handle_websocket_upgrade",
+)
+
+FD_RESERVE = 128  # descriptors kept free of connections: database, log, static files, the loop's own
+LOG_EVERY_S = 60.0  # exhaustion is logged at most this often
+BUSY = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
+    b"content-length: 21\r\nretry-after: 5\r\nconnection: close\r\n\r\ntoo many connections\n"
+)
+EXHAUSTED = (errno.EMFILE, errno.ENFILE)
+
+log = logging.getLogger(__name__)
+
+
+class OncePer:
+    """Lets something through at most once per ``interval_s``, counting what it held back."""
+
+    def __init__(self, interval_s: float, now: Callable[[], float] = time.monotonic) -> None:
+        self.interval_s = interval_s
+        self.now = now
+        self._next = float("-inf")
+        self._held = 0
+
+    def ready(self) -> int | None:
+        """None: hold this one back; else how many were held back since the last one let through."""
+        now = self.now()
+        if now < self._next:
+            self._held += 1
+            return None
+        held, self._held, self._next = self._held, 0, now + self.interval_s
+        return held
+
+
+class GuardedHttpProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with a request deadline and a connection cap.
+
+    Both are class attributes, set by :func:`guarded_http` for one server.
+    """
+
+    request_timeout_s: ClassVar[float] = 10.0
+    max_connections: ClassVar[int] = 20_000
+    refusals: ClassVar[OncePer] = OncePer(LOG_EVERY_S)
+
+    _request_timer: asyncio.TimerHandle | None = None
+    _in_message = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)  # type: ignore[arg-type]
+        if len(self.connections) > self.max_connections:
+            self._refuse()
+            return
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._in_message = True
+        if self._request_timer is None:  # a request pipelined behind one being answered
+            self._arm()
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._in_message = False
+        self._disarm()
+
+    def handle_websocket_upgrade(self) -> None:
+        self._disarm()  # the request is complete; the WebSocket session has its own deadline
+        super().handle_websocket_upgrade()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing() and not self.pipeline and not self._in_message:
+            self._arm()  # waiting for the next request from now (uvicorn's keep-alive runs too)
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._request_timer = self.loop.call_later(self.request_timeout_s, self._timed_out)
+
+    def _disarm(self) -> None:
+        if self._request_timer is not None:
+            self._request_timer.cancel()
+            self._request_timer = None
+
+    def _timed_out(self) -> None:
+        self._request_timer = None
+        if not self.transport.is_closing():
+            self.transport.close()
+
+    def _refuse(self) -> None:
+        self.transport.write(BUSY)
+        self.transport.close()
+        held = self.refusals.ready()
+        if held is not None:
+            log.warning(
+                "%d connections open, the most allowed: refusing new ones (%d more refused since the last "
+                "warning)",
+                len(self.connections) - 1,
+                held,
+            )
+
+
+def guarded_http(request_timeout_s: float, max_connections: int) -> type[GuardedHttpProtocol]:
+    """The protocol class for uvicorn's ``http`` option, with this server's two settings."""
+    attributes: dict[str, Any] = {
+        "request_timeout_s": request_timeout_s,
+        "max_connections": max_connections,
+        "refusals": OncePer(LOG_EVERY_S),
+    }
+    return type("GuardedHttpProtocol", (GuardedHttpProtocol,), attributes)
+
+
+def open_files_limit() -> int:
+    """The soft limit on open files now (RLIM_INFINITY as a large number)."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return soft if soft != resource.RLIM_INFINITY else 1 << 30
+
+
+def raise_open_files_limit() -> int:
+    """Raise the soft limit on open files to the hard one; returns the limit in effect."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError) as exc:
+            log.warning("could not raise the open-files limit from %d to %d: %s", soft, target, exc)
+    return open_files_limit()
+
+
+def connection_cap(max_connections: int, files_limit: int) -> int:
+    """``max_connections``, but never closer than :data:`FD_RESERVE` to the open-files limit."""
+    return max(1, min(max_connections, files_limit - FD_RESERVE))
+
+
+class ExhaustionFilter(logging.Filter):
+    """Lets one "too many open files" record through per interval, saying how many it held back.
+
+    asyncio logs every failed ``accept()``, and a request that cannot open a
+    file logs its own traceback: when descriptors run out that is a flood of
+    identical tracebacks that buries everything else in the log.
+    """
+
+    def __init__(self, interval_s: float = LOG_EVERY_S, now: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self.gate = OncePer(interval_s, now)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not is_exhaustion(record):
+            return True
+        held = self.gate.ready()
+        if held is None:
+            return False
+        if held:
+            record.msg = f"{record.msg} [{held} more like this since the last one, not logged]"
+        return True
+
+
+def is_exhaustion(record: logging.LogRecord) -> bool:
+    exc = record.exc_info[1] if record.exc_info else None
+    if isinstance(exc, OSError):
+        return exc.errno in EXHAUSTED
+    return "Too many open files" in str(record.msg)
+
+
+LOGGERS = ("", "asyncio", "uvicorn", "uvicorn.error", "uvicorn.access")
+
+
+def install_exhaustion_filter(interval_s: float = LOG_EVERY_S) -> ExhaustionFilter:
+    """Put one :class:`ExhaustionFilter` on every handler of the server's loggers."""
+    shared = ExhaustionFilter(interval_s)
+    for name in LOGGERS:
+        for handler in logging.getLogger(name).handlers:
+            if not any(isinstance(f, ExhaustionFilter) for f in handler.filters):
+                handler.addFilter(shared)
+    return shared
