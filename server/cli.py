@@ -29,7 +29,7 @@ from server.http_transport import (
     open_files_limit,
     raise_open_files_limit,
 )
-from server.storage.db import migrate_sync
+from server.storage.db import InstanceLock, InstanceLocked, migrate_sync
 from server.ws_transport import IMPL_CHOICES, IMPL_NAME, uvicorn_ws
 
 log = logging.getLogger(__name__)
@@ -234,10 +234,18 @@ def main(argv: list[str] | None = None) -> None:
             "listening on every interface, but only loopback names are served "
             "until --public-url (or --allowed-host) names the address browsers use"
         )
+    instance = InstanceLock(settings.database_url)  # held by this process; the app counts itself in
+    try:
+        instance.acquire()
+    except InstanceLocked as exc:
+        print(f"solitaire-server: {exc}", file=sys.stderr)
+        sys.exit(2)
     try:
         asyncio.run(serve(settings, args.log_level))
     except KeyboardInterrupt:
         sys.exit(0)
+    finally:
+        instance.release()
 
 
 if __name__ == "__main__":
