@@ -161,7 +161,11 @@ def parse_json(text: str | bytes) -> Any:
     """A frame or body as JSON, strictly: ``NaN`` and ``Infinity`` (which Python's parser takes)
     are refused like any other non-JSON. Raises ``ValueError``, or ``RecursionError`` past the
     parser's depth (about 1,000 levels; the callers answer both with ``bad_json``)."""
-    return json.loads(text, parse_constant=_no_constant)
+    return _DECODER.decode(text if isinstance(text, str) else text.decode("utf-8"))
+
+
+# One decoder for every frame: json.loads with any option builds a new decoder per call.
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
 
 
 def request_id(message: dict[str, Any]) -> Any:

@@ -9,6 +9,8 @@ import pytest
 
 from server.config import Limits
 from server.core.hub import encode
+from server.edge import session as session_module
+from server.edge.protocol import parse_json
 from server.edge.session import MAX_OWN_GAMES, Authenticate, Call, Session
 from server.errors import ProtocolError
 from server.vocabulary import CloseCode, ConnectionState, ErrorCode
@@ -190,14 +192,13 @@ def test_a_refused_frame_is_not_parsed_and_reading_pauses_till_the_budget_refill
     for _ in range(LIMITS.burst):
         assert isinstance(session.receive('{"type":"ping"}'), Call)
     assert session.paused_until_ms is None  # within the budget: read on
-    parsed: list[str] = []
-    loads = json.loads
+    parsed: list[str | bytes] = []
 
-    def counted_loads(text: str, **options: Any) -> Any:
+    def counted_parse(text: str | bytes) -> Any:
         parsed.append(text)
-        return loads(text, **options)
+        return parse_json(text)
 
-    monkeypatch.setattr(json, "loads", counted_loads)  # the module the session parses with
+    monkeypatch.setattr(session_module, "parse_json", counted_parse)  # what the session parses with
     for _ in range(100):
         assert session.receive('{"type":"ping"}') is None
     assert parsed == []  # without an id, a refused frame is never parsed
