@@ -64,8 +64,10 @@ class BufferedWebSocketProtocol(WebSocketsSansIOProtocol):
     def data_received(self, data: bytes) -> None:
         if self._held:  # the read that was under way when reading stopped
             self._held += data
-            return
-        self._feed(data)
+        elif len(data) <= FEED_BYTES:  # the usual read: a frame or a few, parsed at once
+            super().data_received(data)
+        else:
+            self._feed(data)
 
     def _feed(self, data: bytes) -> None:
         """Parse ``FEED_BYTES`` at a time; hold the rest once ``READ_HIGH_WATER`` messages wait."""

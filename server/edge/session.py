@@ -224,9 +224,12 @@ class Session:
         self.close(CloseCode.TRY_AGAIN_LATER, "database unavailable")
 
     def answer(self, rid: Any, reply: dict[str, Any] | None) -> None:
+        """Send a handler's reply with the request's id (the reply is the handler's own new dict)."""
         if reply is None:
             return
-        self.send(reply if rid is None else {**reply, "id": rid})
+        if rid is not None:
+            reply["id"] = rid
+        self.send(reply)
 
     def refuse(self, rid: Any, error: ProtocolError) -> None:
         self.send(error.to_message(rid))
