@@ -44,13 +44,7 @@ async def create_player(session: AsyncSession, name: str | None, now_ms: int) ->
         name_skeleton=skeleton,
     )
     session.add(player)
-    try:
-        await session.commit()
-    except IntegrityError:
-        await session.rollback()
-        if await _name_holder(session, name, player_id) is not None:
-            raise NameTaken(name) from None
-        raise
+    await _commit_name(session, name, player_id)
     return player, token
 
 
@@ -77,12 +71,18 @@ async def player_by_id(session: AsyncSession, player_id: str) -> Player | None:
 async def rename_player(session: AsyncSession, player_id: str, name: str) -> None:
     """Give a player a clean name; raises :class:`NameTaken` when another player's clashes."""
     fold, skeleton = name_keys(name)
+    rename = update(Player).where(Player.id == player_id)
+    await _commit_name(
+        session, name, player_id, rename.values(name=name, name_fold=fold, name_skeleton=skeleton)
+    )
+
+
+async def _commit_name(session: AsyncSession, name: str, player_id: str, statement: Any = None) -> None:
+    """Run ``statement`` (if any) and commit; a unique-key clash with another player's name,
+    at either step, is :class:`NameTaken`."""
     try:
-        await session.execute(
-            update(Player)
-            .where(Player.id == player_id)
-            .values(name=name, name_fold=fold, name_skeleton=skeleton)
-        )
+        if statement is not None:
+            await session.execute(statement)
         await session.commit()
     except IntegrityError:
         await session.rollback()
