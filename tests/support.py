@@ -89,16 +89,7 @@ def running_server(
 
 def http(method: str, url: str, body: Any = None, token: str | None = None) -> tuple[int, Any]:
     """A blocking HTTP JSON request; returns (status, parsed body)."""
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, method=method)
-    request.add_header("Content-Type", "application/json")
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, json.loads(response.read() or b"null")
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read() or b"null")
+    return http_raw(method, url, None if body is None else json.dumps(body).encode(), token)
 
 
 async def ahttp(method: str, url: str, body: Any = None, token: str | None = None) -> tuple[int, Any]:

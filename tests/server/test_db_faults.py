@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from server.config import Settings
 from server.storage.db import make_engine, migrate
 from server.storage.models import ActionRow
 from tests.conftest import create_pg_database, drop_pg_database, pg_database_url
-from tests.pgproxy import commit_cutting_proxy
+from tests.pgproxy import CommitCuttingProxy, commit_cutting_proxy
 from tests.server.competing import random_line
 from tests.support import Client, ahttp, new_player, running_server
 
@@ -60,43 +61,50 @@ async def play_line(client: Client, game_id: str, code: str, seed: int) -> tuple
     return acknowledged, refusals
 
 
+@contextmanager
+def server_behind_proxy(pg_url: str) -> Iterator[tuple[CommitCuttingProxy, str]]:
+    """A server whose every database connection goes through a commit-cutting proxy."""
+    with commit_cutting_proxy() as proxy:
+        proxied = pg_url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}")
+        with running_server(Settings(database_url=proxied, secret="s", migrate_on_start=False)) as base:
+            yield proxy, base
+
+
 @pytest.mark.postgres
 async def test_a_lost_commit_answer_is_read_back_and_the_truth_told(pg_url: str) -> None:
     """13 games wedged before: now every stored action is acknowledged, memory equals the database."""
     await migrate(pg_url)
-    with commit_cutting_proxy() as proxy:
-        proxied = pg_url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}")
-        with running_server(Settings(database_url=proxied, secret="s", migrate_on_start=False)) as base:
-            player = await new_player(base, "Cut")
-            clients = [await Client.connect(base, player["token"]) for _ in range(4)]
-            codes = [f"SH1-C4-AAAAA{c}2" for c in "BCDE"]
-            games = [
-                (await c.request("new_game", code=code))["game"]["id"]
-                for c, code in zip(clients, codes, strict=True)
-            ]
-            proxy.cut_every = 3  # from now on every third COMMIT's answer is lost
-            results = await asyncio.gather(
-                *(
-                    play_line(c, g, code, i)
-                    for i, (c, g, code) in enumerate(zip(clients, games, codes, strict=True))
-                )
+    with server_behind_proxy(pg_url) as (proxy, base):
+        player = await new_player(base, "Cut")
+        clients = [await Client.connect(base, player["token"]) for _ in range(4)]
+        codes = [f"SH1-C4-AAAAA{c}2" for c in "BCDE"]
+        games = [
+            (await c.request("new_game", code=code))["game"]["id"]
+            for c, code in zip(clients, codes, strict=True)
+        ]
+        proxy.cut_every = 3  # from now on every third COMMIT's answer is lost
+        results = await asyncio.gather(
+            *(
+                play_line(c, g, code, i)
+                for i, (c, g, code) in enumerate(zip(clients, games, codes, strict=True))
             )
-            proxy.cut_every = 0
-            assert proxy.cuts >= 3, proxy.cuts
-            for (acknowledged, refusals), game_id, code, client in zip(
-                results, games, codes, clients, strict=True
-            ):
-                stored = await stored_actions(pg_url, game_id)
-                assert stored == acknowledged  # acknowledged if and only if stored: the truth
-                assert set(refusals) <= {"unavailable"}, refusals
-                status, shown = await ahttp("GET", f"{base}/api/games/{game_id}")
-                assert status == 200 and shown["state"]["seq"] == len(stored)  # memory equals the database
-                replayed = Game.replay(code, [Action.from_text(text) for text in stored])
-                assert shown["state"]["fingerprint"] == replayed.fingerprint()
-                legal = replayed.legal_actions()[0].to_json()  # later moves work
-                assert (await client.act(game_id, len(stored), **legal))["type"] == "result"
-            for client in clients:
-                await client.close()
+        )
+        proxy.cut_every = 0
+        assert proxy.cuts >= 3, proxy.cuts
+        for (acknowledged, refusals), game_id, code, client in zip(
+            results, games, codes, clients, strict=True
+        ):
+            stored = await stored_actions(pg_url, game_id)
+            assert stored == acknowledged  # acknowledged if and only if stored: the truth
+            assert set(refusals) <= {"unavailable"}, refusals
+            status, shown = await ahttp("GET", f"{base}/api/games/{game_id}")
+            assert status == 200 and shown["state"]["seq"] == len(stored)  # memory equals the database
+            replayed = Game.replay(code, [Action.from_text(text) for text in stored])
+            assert shown["state"]["fingerprint"] == replayed.fingerprint()
+            legal = replayed.legal_actions()[0].to_json()  # later moves work
+            assert (await client.act(game_id, len(stored), **legal))["type"] == "result"
+        for client in clients:
+            await client.close()
 
 
 def hold_write_lock(path: Path) -> subprocess.Popen[str]:
@@ -179,28 +187,26 @@ async def test_a_second_process_on_the_same_sqlite_file_refuses_to_start(tmp_pat
 @pytest.mark.postgres
 async def test_every_http_route_answers_503_json_while_the_database_is_away(pg_url: str) -> None:
     await migrate(pg_url)
-    with commit_cutting_proxy() as proxy:
-        proxied = pg_url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}")
-        with running_server(Settings(database_url=proxied, secret="s", migrate_on_start=False)) as base:
-            token = (await new_player(base, "Away"))["token"]
-            proxy.stop()
-            routes = [
-                ("GET", "/api/games", None),
-                ("GET", "/api/games/g_x", None),
-                ("GET", "/api/games/g_x/actions", None),
-                ("GET", "/api/games/g_x/verify", None),
-                ("GET", "/api/games/g_x/solution", None),
-                ("POST", "/api/players", {"name": "N"}),
-                ("GET", "/api/players/p_x", None),
-                ("PATCH", "/api/players/me", {"name": "M"}),
-                ("GET", "/api/daily", None),
-                ("GET", "/api/daily/2026-01-01", None),
-                ("GET", "/api/leaderboards/HH1-N-AAAAAAM", None),
-                ("GET", "/api/leaderboards/HH1-N-AAAAAAM/players/p_x", None),
-            ]
-            for method, path, body in routes:
-                status, answer = await ahttp(method, base + path, body, token)
-                assert status == 503 and answer["error"]["code"] == "unavailable", (path, status, answer)
-            for path in ("/health", "/ready"):
-                status, answer = await ahttp("GET", base + path)
-                assert status == 503 and answer == {"status": "unavailable", "database": "unavailable"}
+    with server_behind_proxy(pg_url) as (proxy, base):
+        token = (await new_player(base, "Away"))["token"]
+        proxy.stop()
+        routes = [
+            ("GET", "/api/games", None),
+            ("GET", "/api/games/g_x", None),
+            ("GET", "/api/games/g_x/actions", None),
+            ("GET", "/api/games/g_x/verify", None),
+            ("GET", "/api/games/g_x/solution", None),
+            ("POST", "/api/players", {"name": "N"}),
+            ("GET", "/api/players/p_x", None),
+            ("PATCH", "/api/players/me", {"name": "M"}),
+            ("GET", "/api/daily", None),
+            ("GET", "/api/daily/2026-01-01", None),
+            ("GET", "/api/leaderboards/HH1-N-AAAAAAM", None),
+            ("GET", "/api/leaderboards/HH1-N-AAAAAAM/players/p_x", None),
+        ]
+        for method, path, body in routes:
+            status, answer = await ahttp(method, base + path, body, token)
+            assert status == 503 and answer["error"]["code"] == "unavailable", (path, status, answer)
+        for path in ("/health", "/ready"):
+            status, answer = await ahttp("GET", base + path)
+            assert status == 503 and answer == {"status": "unavailable", "database": "unavailable"}
