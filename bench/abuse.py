@@ -32,7 +32,6 @@ import base64
 import http.client
 import json
 import os
-import resource
 import signal
 import socket
 import subprocess
@@ -41,19 +40,18 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 import psutil
 import websockets
+from serverproc import child_preexec, end_process_group, started_server
 
-ROOT = Path(__file__).resolve().parent.parent
-SERVER_START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 10.0
 REPLY_TIMEOUT_S = 10.0  # a good client's pong; far above any sane latency
 FLOODER_READY_TIMEOUT_S = 30.0
-PR_SET_PDEATHSIG = 1  # prctl(2): the signal a child gets when its parent dies
 ONE = ["ping"]
 FIVE = ["ping", "garbage", "new_game", "http", "ping"]
 HTTP_CONNECTIONS = 8
@@ -62,68 +60,11 @@ HTTP_CONNECTIONS = 8
 # -- processes ------------------------------------------------------------------------
 
 
-def child_preexec() -> None:
-    """In a child: as many descriptors as allowed, and SIGTERM when this script dies."""
-    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    if sys.platform == "linux":
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
-def end_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the process's group, then SIGKILL what is left."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        with suppress(ProcessLookupError):
-            os.killpg(proc.pid, sig)
-        try:
-            proc.wait(timeout=STOP_TIMEOUT_S)
-            break
-        except subprocess.TimeoutExpired:
-            continue
-    with suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
-def server_process(folder: str) -> Any:
+def server_process(folder: str) -> Iterator[tuple[str, int]]:
     """``solitaire-server`` with its default limits on a fresh SQLite file; ended on exit."""
-    port = free_port()
-    env = {
-        **os.environ,
-        "SOLITAIRE_DATABASE_URL": f"sqlite+aiosqlite:///{folder}/abuse.db",
-        "SOLITAIRE_PORT": str(port),
-    }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "server.cli", "--log-level", "warning"],
-        cwd=ROOT,
-        env=env,
-        preexec_fn=child_preexec,
-        start_new_session=True,
-    )
-    try:
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"the server exited with code {proc.returncode} before answering")
-            try:
-                with urllib.request.urlopen(f"{base}/health", timeout=2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"no /health answer in {SERVER_START_TIMEOUT_S} s") from None
-                time.sleep(0.2)
-        yield base, proc.pid
-    finally:
-        end_group(proc)
+    with started_server({"SOLITAIRE_DATABASE_URL": f"sqlite+aiosqlite:///{folder}/abuse.db"}) as server:
+        yield server
 
 
 def create_player(base: str, name: str) -> str:
@@ -167,7 +108,7 @@ class Flooder:
         self.proc.stdin.flush()
 
     def end(self) -> None:
-        end_group(self.proc)
+        end_process_group(self.proc, STOP_TIMEOUT_S)
         for stream in (self.proc.stdin, self.proc.stdout):
             if stream is not None:
                 with suppress(OSError):

@@ -25,20 +25,20 @@ import asyncio
 import json
 import os
 import random
-import resource
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
-from contextlib import contextmanager, suppress
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import psutil
 import websockets
+from serverproc import raise_fd_limit, started_server
 
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
@@ -47,13 +47,10 @@ from engine.codes import random_code  # noqa: E402
 
 UNDO = Action("undo")
 WARMUP_S = 2.0  # after the start: acting, but not measured yet
-SERVER_START_TIMEOUT_S = 60.0  # until the server answers /health
-SERVER_STOP_TIMEOUT_S = 15.0  # after SIGTERM, before SIGKILL
 CONNECT_TIMEOUT_S = 30.0  # one client's WebSocket handshake
 REPLY_TIMEOUT_S = 30.0  # one answer (hello, welcome, game, result): far above any sane latency
 START_TIMEOUT_S = 120.0  # until every client has connected and opened its game
 FLAT_OUT_RATE_PER_S = 1e6  # the server's per-connection limit when clients act flat out
-PR_SET_PDEATHSIG = 1  # prctl(2): the signal a child gets when its parent dies
 # Every client here comes from one address and shares a few players: the quotas per address and
 # per player are off (0), or the run would measure them (bench/abuse.py does, with the defaults).
 UNCOUNTED = {
@@ -87,85 +84,22 @@ def fsync_ms(folder: str, rounds: int = 20) -> float:
     return round(statistics.median(samples), 3)
 
 
-def raise_fd_limit() -> None:
-    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-
-
-def server_preexec() -> None:
-    """In the server's child process: more file descriptors, and die with the load generator
-    (even on SIGKILL, when no ``finally`` of ours runs)."""
-    raise_fd_limit()
-    if sys.platform == "linux":
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
-def end_process_group(proc: subprocess.Popen[bytes], timeout: float = SERVER_STOP_TIMEOUT_S) -> None:
-    """SIGTERM the process's group (a graceful shutdown), then SIGKILL what is left."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        with suppress(ProcessLookupError):
-            os.killpg(proc.pid, sig)
-        try:
-            proc.wait(timeout=timeout)
-            break
-        except subprocess.TimeoutExpired:
-            continue
-    with suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)  # anything the server itself started
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
-def server_process(db_url: str, rate: float) -> Any:
-    """Start ``solitaire-server`` in its own process group, wait for /health, and end the
-    group however the run ends (errors, timeouts, Ctrl-C, SIGTERM).
+def server_process(db_url: str, rate: float) -> Iterator[tuple[str, int]]:
+    """Start ``solitaire-server`` for a run (see :func:`serverproc.started_server`).
 
     ``rate`` is the per-connection rate limit for paced runs; 0 (flat out) sets one no
     client can reach: the server answers a refused request without an id at most ten
     times a second, and a benchmark must measure the server, not its limiter.
     """
-    port = free_port()
-    env = {
-        **os.environ,
+    settings = {
         "SOLITAIRE_DATABASE_URL": db_url,
-        "SOLITAIRE_PORT": str(port),
         "SOLITAIRE_RATE_PER_S": str(max(50.0, rate) if rate else FLAT_OUT_RATE_PER_S),
         "SOLITAIRE_BURST": "1000",
         **UNCOUNTED,
     }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "server.cli", "--log-level", "warning"],
-        env=env,
-        preexec_fn=server_preexec,
-        start_new_session=True,
-    )
-    try:
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"the server exited with code {proc.returncode} before answering")
-            try:
-                with urllib.request.urlopen(f"{base}/health", timeout=2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"the server did not answer /health in {SERVER_START_TIMEOUT_S} s"
-                    ) from None
-                time.sleep(0.2)
-        yield base, proc.pid
-    finally:
-        end_process_group(proc)
+    with started_server(settings) as server:
+        yield server
 
 
 def create_players(base: str, count: int) -> list[str]:

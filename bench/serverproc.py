@@ -1,0 +1,94 @@
+"""Server processes for the benchmarks: started in their own group, waited for, always ended.
+
+Imported by its neighbours as a sibling module (the scripts run as files, as
+docs/performance.md shows them).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVER_START_TIMEOUT_S = 60.0  # until the server answers /health
+STOP_TIMEOUT_S = 15.0  # after SIGTERM, before SIGKILL
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a child gets when its parent dies
+
+
+def raise_fd_limit() -> None:
+    """As many file descriptors as the hard limit allows."""
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def child_preexec() -> None:
+    """In a child: more descriptors, and SIGTERM when the benchmark dies (even on SIGKILL,
+    when no ``finally`` of ours runs)."""
+    raise_fd_limit()
+    if sys.platform == "linux":
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def end_process_group(proc: subprocess.Popen[bytes], timeout: float = STOP_TIMEOUT_S) -> None:
+    """SIGTERM the process's group (a graceful shutdown), then SIGKILL what is left."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=timeout)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    with suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)  # anything the process itself started
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def started_server(settings: dict[str, str]) -> Iterator[tuple[str, int]]:
+    """``solitaire-server`` with these ``SOLITAIRE_*`` variables on a free port, in its own
+    process group; yields (base URL, pid) once /health answers, and ends the group however
+    the run ends (errors, timeouts, Ctrl-C, SIGTERM)."""
+    port = free_port()
+    env = {**os.environ, **settings, "SOLITAIRE_PORT": str(port)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "server.cli", "--log-level", "warning"],
+        cwd=ROOT,
+        env=env,
+        preexec_fn=child_preexec,
+        start_new_session=True,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"the server exited with code {proc.returncode} before answering")
+            try:
+                with urllib.request.urlopen(f"{base}/health", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"the server did not answer /health in {SERVER_START_TIMEOUT_S} s"
+                    ) from None
+                time.sleep(0.2)
+        yield base, proc.pid
+    finally:
+        end_process_group(proc)
