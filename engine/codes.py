@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 
 ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 SEED_LENGTH = 7
-MAX_SEED = 2**35 - 1
+MAX_SEED = 2**35 - 1  # the short form: the codes players type and share
+LONG_SEED_LENGTH = 13
+MAX_LONG_SEED = 2**64 - 1  # the long form (2^35 and up): daily challenges, not searchable
 RANKS = "A23456789TJQK"
 SUITS = "SHDC"
 VARIANTS: dict[str, tuple[str, ...]] = {"HH": ("N",), "SH": ("C4", "C2", "C1")}
@@ -54,26 +56,34 @@ class GameCode:
 
 
 def encode_seed(seed: int) -> str:
-    """Seven base32 characters, most significant first."""
-    if not 0 <= seed <= MAX_SEED:
-        raise CodeError("seed", f"seed {seed} is outside 0..2^35-1")
+    """Base32, most significant first: 7 characters below 2^35, else the 13 of the long form."""
+    if not 0 <= seed <= MAX_LONG_SEED:
+        raise CodeError("seed", f"seed {seed} is outside 0..2^64-1")
+    length = SEED_LENGTH if seed <= MAX_SEED else LONG_SEED_LENGTH
     chars = []
-    for _ in range(SEED_LENGTH):
+    for _ in range(length):
         chars.append(ALPHABET[seed & 31])
         seed >>= 5
     return "".join(reversed(chars))
 
 
 def decode_seed(text: str) -> int:
-    """The number a seed string stands for (already upper case)."""
-    if len(text) != SEED_LENGTH:
-        raise CodeError("seed", f"seed must be {SEED_LENGTH} characters, got {len(text)}")
+    """The number a seed string stands for (already upper case); one canonical form per seed."""
+    if len(text) not in (SEED_LENGTH, LONG_SEED_LENGTH):
+        raise CodeError(
+            "seed", f"seed must be {SEED_LENGTH} or {LONG_SEED_LENGTH} characters, got {len(text)}"
+        )
     value = 0
     for ch in text:
         index = ALPHABET.find(ch)
         if index < 0:
             raise CodeError("seed", f"seed character {ch!r} is not in A-Z, 2-7")
         value = value * 32 + index
+    if value > MAX_LONG_SEED:
+        raise CodeError("seed", f"seed {text} is above 2^64-1 (a long seed starts with A to P)")
+    if len(text) == LONG_SEED_LENGTH and value <= MAX_SEED:
+        short = encode_seed(value)
+        raise CodeError("seed", f"seed {text} is below 2^35: its only form is the short {short}")
     return value
 
 

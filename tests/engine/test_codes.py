@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine import Action, ActionFormatError, CodeError, Game, parse_code
-from engine.codes import MAX_SEED, SplitMix64, decode_seed, encode_seed, make_code, random_code
+from engine.codes import MAX_LONG_SEED, MAX_SEED, SplitMix64, decode_seed, encode_seed, make_code, random_code
 from tests import sources
 
 ENGINE_DIR = Path(__file__).resolve().parents[2] / "engine"
@@ -37,6 +37,41 @@ def test_seed_encoding_examples() -> None:
     assert decode_seed("AAAAAJ2") == 9 * 32 + 26
     assert encode_seed(314) == "AAAAAJ2"
     assert encode_seed(MAX_SEED) == "7777777"
+
+
+def test_long_seed_vectors() -> None:
+    """deal.md "Long seeds": 13 characters from 2^35 up, one canonical form per seed."""
+    assert decode_seed("N5LN657FP5OV6") == 0xDEADBEEFCAFEBABE
+    assert decode_seed("P777777777777") == MAX_LONG_SEED == 2**64 - 1
+    assert decode_seed("AAAAABAAAAAAA") == 2**35
+    assert encode_seed(2**35) == "AAAAABAAAAAAA"
+    assert encode_seed(0xDEADBEEFCAFEBABE) == "N5LN657FP5OV6"
+    rng = SplitMix64(0xDEADBEEFCAFEBABE)
+    assert [rng.next() for _ in range(3)] == [
+        0x0D7D93560D1929D2, 0x491DFB740E50D43F, 0x42722BF4473E5E7D
+    ]  # fmt: skip
+    assert str(parse_code("hh1-n-n5ln657fp5ov6 ")) == "HH1-N-N5LN657FP5OV6"
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("HH1-N-AAAAAAAAAAAAM", "AAAAAAM"),  # below 2^35: the short form is the only one
+        ("HH1-N-Q777777777777", "2^64"),  # 65 bits
+        ("HH1-N-AAAAAAAAAAAA", "13"),  # 12 characters
+    ],
+)
+def test_bad_long_seeds_are_refused_with_the_reason(text: str, names: str) -> None:
+    with pytest.raises(CodeError) as info:
+        parse_code(text)
+    assert info.value.part == "seed" and names in str(info.value)
+
+
+@given(st.integers(MAX_SEED + 1, MAX_LONG_SEED))
+def test_long_codes_round_trip(seed: int) -> None:
+    code = make_code("SH", "C1", seed)
+    assert len(str(code)) == len("SH1-C1-") + 13
+    assert parse_code(str(code)) == code
 
 
 @given(st.integers(0, MAX_SEED), st.sampled_from([("HH", "N"), ("SH", "C4"), ("SH", "C2"), ("SH", "C1")]))

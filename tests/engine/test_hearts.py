@@ -31,6 +31,17 @@ VECTORS = {
         "JH AH 3H 7H 8H TH 6H 8H 4H 2H KH 6H 3H KH 8H TH 9H 5H 5H JH 6H 2H 7H 9H 3H QH",
         "2H",
     ),
+    # Long seeds (deal.md, "Long seeds"): 0xDEADBEEFCAFEBABE and 2^64 - 1.
+    "HH1-N-N5LN657FP5OV6": (
+        "8H 2H 7H JH AH 4H 4H AH 9H 6H QH 7H 5H KH 2H 6H 3H 9H KH 6H 3H 3H QH JH 9H",
+        "5H 7H 5H TH QH 9H 7H 3H 5H 8H 4H 2H TH 4H AH KH JH KH AH 2H JH 8H QH 8H TH TH",
+        "6H",
+    ),
+    "HH1-N-P777777777777": (
+        "JH KH 7H 4H AH JH 5H 2H AH 7H 6H 6H 4H AH 4H 7H 3H 2H 9H QH 8H 3H 5H 9H AH",
+        "8H QH TH 7H QH 9H 4H JH KH KH 6H 9H 8H 8H TH 6H KH 2H 3H QH JH 3H 5H TH 2H TH",
+        "5H",
+    ),
 }
 
 

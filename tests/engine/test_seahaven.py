@@ -73,6 +73,17 @@ VECTORS = {
         "QS 7H 7C 5D 3H | AS 5C 3D JH 7D | QH JS 8C 9H 8D | KS 4S 8H 9C TC | TH 6S 2C TS 6H",
         ("3C", "4H", None, None),
     ),
+    # Long seeds (deal.md, "Long seeds"): 0xDEADBEEFCAFEBABE and 2^35, the smallest long seed.
+    "SH1-C4-N5LN657FP5OV6": (
+        "8D QH 3S 9S KH | 2D 7C 3D 7H JD | 7S 5C QD 3C KD | JH KS JC 5H AC | AH 2H 9D 8S 2S | "
+        "4S 6C 5S 4D JS | 4H 3H 7D 2C 8C | AD 9C 5D TD QS | 9H KC TC 4C 8H | 6S 6D QC AS TS",
+        ("TH", "6H", None, None),
+    ),
+    "SH1-C4-AAAAABAAAAAAA": (
+        "TH 9S 2C JH 9C | 6D 9D 3C KD JD | JC 9H QC 7C JS | QS 4S 7D 8D 7S | 8H AD 4H 3H 5C | "
+        "4D 7H AC AS AH | 2H 2S QH TC TD | 8C 8S TS KC 5S | 4C 3D 6C 2D 5D | QD KH 6S 3S KS",
+        ("5H", "6H", None, None),
+    ),
     "SH1-C2-AAAAAJ2": (
         "KD 3S 4C QC 6D | AH 9S AC 8S 9D | KH 2S 5S 5H QD | 2H 7S AD JD KC | 6C JC 4D TD 2D | "
         "QS 7H 7C 5D 3H | AS 5C 3D JH 7D | QH JS 8C 9H 8D | KS 4S 8H 9C TC | TH 6S 2C TS 6H",
