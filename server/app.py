@@ -5,7 +5,7 @@ only from below it; ``tests/server/test_layers.py`` checks it):
 
 - edge: :mod:`server.edge` (the WebSocket session and its plumbing, HTTP helpers)
 - features: :mod:`server.features` (play, players, dailies, leaderboards, races,
-  replays, solutions), each exporting its routes and request handlers
+  replays, solutions, screening, moderation), each exporting its routes and request handlers
 - core: :mod:`server.core` (live games, the hub, topics, the handler contract)
 - storage: :mod:`server.storage`
 - below all: :mod:`engine`
@@ -39,11 +39,14 @@ from server.features.dailies.api import DailiesApi
 from server.features.dailies.service import Dailies
 from server.features.leaderboards.api import LeaderboardsApi
 from server.features.leaderboards.service import Leaderboards
+from server.features.moderation.api import ModerationApi
+from server.features.moderation.service import Moderation
 from server.features.play import Play
 from server.features.players import Players
 from server.features.races.api import RacesApi
 from server.features.races.service import Races
 from server.features.replays.api import ReplaysApi
+from server.features.screening.service import SolverSignals
 from server.features.solutions.api import SolutionsApi
 from server.features.solutions.service import DeadEnds, Solutions
 from server.storage.db import InstanceLock, make_engine, migrate, sessionmaker
@@ -61,6 +64,7 @@ class Features:
     leaderboards: Leaderboards
     races: Races
     dead_ends: DeadEnds
+    solver_signals: SolverSignals
     routes: list[BaseRoute]
     handlers: Mapping[str, Handler]
 
@@ -68,10 +72,12 @@ class Features:
         await self.leaderboards.start()
         await self.races.start_listening()
         await self.dead_ends.start()
+        await self.solver_signals.start()
         await self.dailies.start()
 
     async def stop(self) -> None:
         await self.dailies.stop()
+        await self.solver_signals.stop()
         await self.races.stop()
         await self.leaderboards.stop()
         await self.dead_ends.stop()
@@ -91,19 +97,22 @@ def build_features(services: Services) -> Features:
     solver_slot = asyncio.Semaphore(1)  # one long solve at a time per server
     dailies = Dailies(services)
     leaderboards = Leaderboards(services)
-    races = Races(services, starter=dailies)
+    races = Races(services, starter=dailies, sealed=dailies.sealed_code)
     solutions = Solutions(services.clock, solver_slot)
     dead_ends = DeadEnds(services.games, solver_slot)
+    solver_signals = SolverSignals(services, solver_slot)
     players = Players(services)
-    boards_api = LeaderboardsApi(services.engine)
-    solutions_api = SolutionsApi(services.games, solutions)
+    boards_api = LeaderboardsApi(services.engine, dailies)
+    solutions_api = SolutionsApi(services.games, solutions, services.sessions)
+    moderation = Moderation(services.engine, services.sessions, services.clock, services.peers)
     routes: list[BaseRoute] = [
         *http.basic_routes(services.engine, services.writer),
         *players.routes(),
         *DailiesApi(dailies).routes(),
         *boards_api.routes(),
-        *ReplaysApi(services.engine).routes(),
+        *ReplaysApi(services.engine, services.sessions, services.clock).routes(),
         *solutions_api.routes(),
+        *ModerationApi(moderation).routes(),
     ]
     handlers = merge_handlers(
         Play(services.games, starter=dailies, new_games=services.quotas.games).handlers(),
@@ -111,7 +120,7 @@ def build_features(services: Services) -> Features:
         RacesApi(races, opened=services.quotas.races).handlers(),
         solutions_api.handlers(),
     )
-    return Features(dailies, leaderboards, races, dead_ends, routes, handlers)
+    return Features(dailies, leaderboards, races, dead_ends, solver_signals, routes, handlers)
 
 
 def merge_handlers(*groups: Handlers) -> dict[str, Handler]:

@@ -84,6 +84,33 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class Screening:
+    """When a ranked result is flagged for review, from the server's own timestamps (docs/competing.md).
+
+    A result with at least ``min_moves`` moves is flagged when the median gap
+    between its actions is under ``fast_median_ms``, or when the gaps' standard
+    deviation is under ``even_spread_ms`` (a metronome, not a person).
+    ``enabled=False`` still records every signal but flags nothing.
+    """
+
+    enabled: bool = True
+    min_moves: int = 30
+    fast_median_ms: int = 250
+    even_spread_ms: int = 20
+
+    @classmethod
+    def from_env(cls, env: dict[str, str]) -> Screening:
+        """``SOLITAIRE_SCREENING`` (0 turns flagging off), ``SOLITAIRE_FLAG_<FIELD>`` for the rest."""
+        base = cls()
+        return cls(
+            enabled=env.get("SOLITAIRE_SCREENING", "1") != "0",
+            min_moves=int(env.get("SOLITAIRE_FLAG_MIN_MOVES", base.min_moves)),
+            fast_median_ms=int(env.get("SOLITAIRE_FLAG_FAST_MEDIAN_MS", base.fast_median_ms)),
+            even_spread_ms=int(env.get("SOLITAIRE_FLAG_EVEN_SPREAD_MS", base.even_spread_ms)),
+        )
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything the server needs to start."""
 
@@ -97,8 +124,11 @@ class Settings:
     public_url: str = ""
     allowed_origins: tuple[str, ...] = ()  # other sites' pages that may open /ws too
     allowed_hosts: tuple[str, ...] = ()  # Host names served besides the public URL's and loopback
-    secret: str = "dev-secret-change-me"
+    # Daily codes derive from this; empty (the default): from the secret the first instance
+    # generated and stored in the database (server.features.dailies.service).
+    secret: str = ""
     limits: Limits = field(default_factory=Limits)
+    screening: Screening = field(default_factory=Screening)
     commit_interval_ms: float = 0.0  # how long the group-commit writer may wait to fill a batch
     migrate_on_start: bool = True
     # The WebSocket implementation: "buffered" (server.ws_transport) measured the most
@@ -130,6 +160,7 @@ class Settings:
             allowed_hosts=_listed(env.get("SOLITAIRE_ALLOWED_HOSTS", "")),
             secret=env.get("SOLITAIRE_SECRET", base.secret),
             limits=limits,
+            screening=Screening.from_env(env),
             commit_interval_ms=float(env.get("SOLITAIRE_COMMIT_INTERVAL_MS", base.commit_interval_ms)),
             migrate_on_start=env.get("SOLITAIRE_MIGRATE_ON_START", "1") != "0",
             ws_impl=env.get("SOLITAIRE_WS_IMPL", base.ws_impl),

@@ -27,6 +27,7 @@ class ErrorCode(StrEnum):
     STALE = "stale"
     GAME_OVER = "game_over"
     CONFLICT = "conflict"
+    SEALED = "sealed"  # a daily's moves, boards and code, asked for by another player during its day
     RATE_LIMITED = "rate_limited"
     UNAVAILABLE = "unavailable"
     INTERNAL = "internal"
@@ -43,6 +44,7 @@ _HTTP_STATUS = {
     ErrorCode.BAD_CODE: 400,
     ErrorCode.BAD_TOKEN: 401,
     ErrorCode.FORBIDDEN: 403,
+    ErrorCode.SEALED: 403,
     ErrorCode.NOT_FOUND: 404,
     ErrorCode.CONFLICT: 409,
     ErrorCode.GAME_OVER: 409,
@@ -72,6 +74,44 @@ class ConnectionState(StrEnum):
     AUTHENTICATED = "authenticated"  # serving requests
     CLOSING = "closing"  # a close was decided; nothing more is read
     CLOSED = "closed"
+
+
+class PlayerKind(StrEnum):
+    """Who plays: a person, or a program that said so when it was created (ranked apart)."""
+
+    HUMAN = "human"
+    BOT = "bot"
+
+
+class Standing(StrEnum):
+    """A leaderboard entry's review standing; ``ok`` and ``cleared`` are in the default view."""
+
+    OK = "ok"  # no threshold crossed
+    FLAGGED = "flagged"  # a threshold crossed, waiting for an operator
+    CLEARED = "cleared"  # an operator looked and kept it
+    CONFIRMED = "confirmed"  # an operator looked and agreed: kept out of the default view
+    REMOVED = "removed"  # an operator took it off the board
+
+
+LISTED_STANDINGS = (Standing.OK, Standing.CLEARED)
+
+
+class FlagReason(StrEnum):
+    """Why a result was flagged (docs/competing.md gives the thresholds)."""
+
+    FAST = "fast"  # median think time under the threshold over enough moves
+    EVEN = "even"  # think times without variance: a metronome, not a person
+
+
+class AuditAction(StrEnum):
+    """What an operator did, as the audit log writes it."""
+
+    CONFIRM_FLAG = "confirm_flag"
+    CLEAR_FLAG = "clear_flag"
+    REMOVE_ENTRY = "remove_entry"
+    BAN_PLAYER = "ban_player"
+    RENAME_PLAYER = "rename_player"
+    CREATE_TOKEN = "create_token"
 
 
 class RaceStatus(StrEnum):

@@ -57,6 +57,7 @@ class LiveGame:
     cached_fingerprint: str | None = None  # both caches are cleared whenever the game changes
     cached_state: Encoded | None = None
     lost_seq: int | None = None  # the dead-end solver proved no win remains at this seq
+    times: tuple[int, ...] = ()  # when each action was accepted: the think-time signals' input
 
     @property
     def status(self) -> Status:
@@ -110,9 +111,15 @@ class LiveGame:
             "fingerprint": self.fingerprint(),
         }
 
+    @property
+    def public_code(self) -> str | None:
+        """The code as messages name it: a daily's game is named by day and family, never its code."""
+        return None if self.daily_day is not None else str(self.game.code)
+
     def state(self) -> dict[str, Any]:
         """The public state: what the owner and every spectator see."""
         view = self.game.view(self.fingerprint())
+        view["code"] = self.public_code
         view["status"] = self.status
         view["elapsed_ms"] = self.elapsed_ms
         view["clock_running"] = self.clock_running
@@ -121,7 +128,8 @@ class LiveGame:
     def info(self) -> dict[str, Any]:
         return {
             "id": self.id,
-            "code": str(self.game.code),
+            "code": self.public_code,
+            "family": self.game.code.family,
             "owner": {"id": self.owner_id, "name": self.owner_name},
             "created_at": self.created_ms,
             "finished_at": self.finished_ms,
@@ -154,6 +162,7 @@ class LiveGame:
         if self.last_action_ms is not None:
             self.elapsed_ms += min(max(0, now_ms - self.last_action_ms), IDLE_GAP_CAP_MS)
         self.last_action_ms = now_ms
+        self.times = (*self.times, now_ms)  # a new tuple: a draft never changes the adopted game
         self.game = outcome.game
         self.invalidate()
         self.last_action = outcome.action

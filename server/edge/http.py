@@ -216,6 +216,17 @@ async def player_from_header(request: Request, sessions: async_sessionmaker[Asyn
     return player.id
 
 
+async def viewer_from_header(request: Request, sessions: async_sessionmaker[AsyncSession]) -> str | None:
+    """The player asking, when the request carries ``Authorization: Bearer TOKEN`` (else None).
+
+    Public reads take it to tell a sealed daily's own player from everyone else;
+    a header with an unknown token is refused (``bad_token``) rather than ignored.
+    """
+    if "authorization" not in request.headers:
+        return None
+    return await player_from_header(request, sessions)
+
+
 def health_routes(engine: AsyncEngine, writer: GroupWriter) -> list[BaseRoute]:
     """``/health`` and ``/ready``: 200 while the database answers and takes writes, 503 otherwise.
 

@@ -12,6 +12,7 @@ from server.core.context import Caller, Handlers, Starter
 from server.core.games import GameService, LiveGame
 from server.core.quotas import Rate
 from server.errors import ProtocolError, code_or_error
+from server.features.dailies.model import check_unsealed
 from server.vocabulary import ErrorCode
 
 REPLIES = ("full", "brief")
@@ -83,12 +84,14 @@ class Play:
 
     async def open_game(self, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
         live = await self.games.require(fields["game_id"])
+        check_unsealed(live.daily_day, live.owner_id, caller.player_id, self.games.clock())
         owner = live.owner_id == caller.player_id
         follow_game(caller, live, owner)
         return game_message(live, "owner" if owner else "spectator")
 
     async def watch(self, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
         live = await self.games.require(fields["game_id"])
+        check_unsealed(live.daily_day, live.owner_id, caller.player_id, self.games.clock())
         follow_game(caller, live, owner=False)
         return game_message(live, "spectator")
 

@@ -12,11 +12,12 @@ from server.core.context import Peers
 from server.core.games import LiveGame
 from server.core.quotas import address_key
 from server.core.services import Services
-from server.edge.http import int_param, json_body, player_from_header, route
+from server.edge.http import int_param, json_body, player_from_header, route, viewer_from_header
 from server.errors import ProtocolError
+from server.features.dailies.model import check_unsealed, day_of
 from server.features.names.model import clean_name
 from server.storage import queries
-from server.vocabulary import ErrorCode
+from server.vocabulary import ErrorCode, PlayerKind
 
 TAKEN = "name is taken: another player's reads the same (ignoring case and lookalike letters)"
 
@@ -45,7 +46,7 @@ def final_summary(live: LiveGame) -> dict[str, Any]:
 def live_game_json(row: Any, name: str) -> dict[str, Any]:
     return {
         "id": row.id,
-        "code": row.code,
+        "code": None if row.daily_day is not None else row.code,
         "owner": {"id": row.player_id, "name": name},
         "status": row.status,
         "progress": row.progress,
@@ -76,22 +77,31 @@ class Players:
     async def create_player(self, request: Request) -> Response:
         body = await json_body(request)
         name = check_name(body["name"]) if body.get("name") is not None else None
+        kind = PlayerKind.BOT if body.get("bot") else PlayerKind.HUMAN
         address = address_key(request.client.host if request.client else None)
         if address is not None:
             self.services.quotas.players.require(address)  # players_per_hour, before storing
         try:
             async with self.services.sessions() as session:
-                player, token = await queries.create_player(session, name, self.services.clock())
+                player, token = await queries.create_player(session, name, self.services.clock(), kind)
         except queries.NameTaken:
             raise ProtocolError(ErrorCode.BAD_MESSAGE, TAKEN, field="name") from None
-        return JSONResponse({"id": player.id, "name": player.name, "token": token}, 201)
+        body = {"id": player.id, "name": player.name, "token": token, "bot": kind == PlayerKind.BOT}
+        return JSONResponse(body, 201)
 
     async def get_player(self, request: Request) -> Response:
         async with self.services.sessions() as session:
             player = await queries.player_by_id(session, request.path_params["player_id"])
         if player is None:
             raise ProtocolError(ErrorCode.NOT_FOUND, "no such player")
-        return JSONResponse({"id": player.id, "name": player.name, "created_at": player.created_ms})
+        body = {
+            "id": player.id,
+            "name": player.name,
+            "created_at": player.created_ms,
+            "bot": player.kind == PlayerKind.BOT,
+            "banned": player.banned_ms is not None,
+        }
+        return JSONResponse(body)
 
     async def rename_me(self, request: Request) -> Response:
         player_id = await player_from_header(request, self.services.sessions)
@@ -105,20 +115,38 @@ class Players:
         return JSONResponse({"id": player_id, "name": name})
 
     async def list_live_games(self, request: Request) -> Response:
-        """Games being played now, most recently active first: anyone may watch them."""
+        """Games being played now, most recently active first: anyone may watch them.
+
+        A daily challenge's games are not listed until their day is over (sealed).
+        """
         limit = int_param(request, "limit", 20, 1, 100)
         async with self.services.sessions() as session:
-            rows = await queries.live_games(session, limit)
+            rows = await queries.live_games(session, limit, day_of(self.services.clock()))
         return JSONResponse({"games": [live_game_json(row, name) for row, name in rows]})
 
     async def get_game(self, request: Request) -> Response:
-        """A game's info and public state: what any spectator sees."""
+        """A game's info and public state: what any spectator sees (a sealed daily's: its player only)."""
         live = await self.services.games.require(request.path_params["game_id"])
+        await self.check_unsealed(request, live)
         return JSONResponse({"game": live.info(), "state": live.state()})
 
+    async def check_unsealed(self, request: Request, live: LiveGame) -> bool:
+        """``sealed`` for anyone but the player during a daily's day; returns whether it is sealed."""
+        now = self.services.clock()
+        if live.daily_day is None or live.daily_day < day_of(now):
+            return False
+        viewer = await viewer_from_header(request, self.services.sessions)
+        check_unsealed(live.daily_day, live.owner_id, viewer, now)
+        return True
+
     async def game_actions(self, request: Request) -> Response:
-        """A finished game's action log, for replay and verification by anyone."""
+        """A finished game's action log, for replay and verification by anyone.
+
+        A daily challenge's log is its player's only until the day is over; then
+        it carries the code, published that midnight.
+        """
         live = await self.services.games.require(request.path_params["game_id"])
+        sealed = await self.check_unsealed(request, live)
         if live.result is None:
             raise ProtocolError(
                 ErrorCode.CONFLICT, "the game is not finished; its moves are public once it is"
@@ -127,7 +155,7 @@ class Players:
             rows = await queries.game_actions(session, live.id)
         body = {
             "game": live.info(),
-            "code": str(live.game.code),
+            "code": None if sealed else str(live.game.code),
             "actions": [{"seq": r.seq, "action": r.action, "at": r.at_ms} for r in rows],
             "final": final_summary(live),
         }

@@ -21,23 +21,32 @@ async def code_used(conn: AsyncConnection, code: str) -> bool:
     return played.first() is not None
 
 
-async def stored_code(conn: AsyncConnection, day: str, family: str) -> str | None:
-    query = select(DAILY.c.code).where(DAILY.c.day == day, DAILY.c.family == family)
-    return (await conn.execute(query)).scalar_one_or_none()
+async def stored_code(conn: AsyncConnection, day: str, family: str) -> tuple[str, str | None] | None:
+    """(code, salt) of a day's challenge, if it was chosen."""
+    query = select(DAILY.c.code, DAILY.c.salt).where(DAILY.c.day == day, DAILY.c.family == family)
+    row = (await conn.execute(query)).first()
+    return None if row is None else (str(row.code), row.salt)
 
 
 async def insert_if_absent(
-    conn: AsyncConnection, day: str, family: str, code: str, now: int, solution_length: int | None
+    conn: AsyncConnection,
+    day: str,
+    family: str,
+    code: str,
+    now: int,
+    solution_length: int | None,
+    salt: str,
 ) -> None:
     """INSERT … ON CONFLICT DO NOTHING on both backends: the first writer wins, nobody fails."""
-    values = {"day": day, "family": family, "code": code, "created_ms": now}
+    values = {"day": day, "family": family, "code": code, "created_ms": now, "salt": salt}
     values["solution_length"] = solution_length
     await conn.execute(upsert(conn, DAILY).values(**values).on_conflict_do_nothing())
 
 
-async def codes_of_day(conn: AsyncConnection, day: str) -> dict[str, str]:
-    rows = await conn.execute(select(DAILY.c.family, DAILY.c.code).where(DAILY.c.day == day))
-    return {row.family: row.code for row in rows}
+async def codes_of_day(conn: AsyncConnection, day: str) -> dict[str, tuple[str, str | None]]:
+    """family -> (code, salt) of a day's stored challenges (days before 0006 have no salt)."""
+    query = select(DAILY.c.family, DAILY.c.code, DAILY.c.salt).where(DAILY.c.day == day)
+    return {row.family: (row.code, row.salt) for row in await conn.execute(query)}
 
 
 async def solution_lengths(conn: AsyncConnection, day: str) -> dict[str, int | None]:

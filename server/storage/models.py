@@ -44,6 +44,10 @@ class Player(Base):
     created_ms: Mapped[int] = mapped_column(BigInteger)
     name_fold: Mapped[str | None] = mapped_column(String(128))
     name_skeleton: Mapped[str | None] = mapped_column(String(128))
+    # Migration 0006: a bot says so when it is created and ranks on the bots' boards only;
+    # a banned player's games stop counting and their entries are hidden.
+    kind: Mapped[str] = mapped_column(String(8), server_default="human")
+    banned_ms: Mapped[int | None] = mapped_column(BigInteger)
 
     __table_args__ = (
         Index("uq_players_name_fold", "name_fold", unique=True),
@@ -120,6 +124,8 @@ class DailyChallenge(Base):
     code: Mapped[str] = mapped_column(String(24), unique=True)
     solution_length: Mapped[int | None] = mapped_column(Integer)
     created_ms: Mapped[int] = mapped_column(BigInteger)
+    # Migration 0006: the random salt of the day's commitment, published with the code.
+    salt: Mapped[str | None] = mapped_column(String(32))
 
 
 class LeaderboardEntry(Base):
@@ -139,8 +145,15 @@ class LeaderboardEntry(Base):
     result: Mapped[str] = mapped_column(String(12))
     finished_ms: Mapped[int] = mapped_column(BigInteger)
     sort_key: Mapped[int] = mapped_column(BigInteger)  # one ascending key for the ranking order
+    # Migration 0006: whose board (people or bots), the review standing (ok, flagged, cleared,
+    # confirmed, removed) and whether the entry is in the default view (an unreviewed flag, a
+    # confirmed one, a removed entry and a banned player's are not); only listed entries are
+    # counted in leaderboard_counts, so ranks are those of the default view.
+    kind: Mapped[str] = mapped_column(String(8), server_default="human")
+    standing: Mapped[str] = mapped_column(String(12), server_default="ok")
+    listed: Mapped[bool] = mapped_column(Boolean, server_default=text("true"))
 
-    __table_args__ = (Index("ix_leaderboard_code_sort", "code", "sort_key", "player_id"),)
+    __table_args__ = (Index("ix_leaderboard_board", "code", "kind", "listed", "sort_key", "player_id"),)
 
 
 class LeaderboardCount(Base):
@@ -178,3 +191,63 @@ class RaceEntry(Base):
     player_id: Mapped[str] = mapped_column(ForeignKey("players.id"), primary_key=True)
     game_id: Mapped[str | None] = mapped_column(String(16))
     joined_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class ServerSecret(Base):
+    """Migration 0006: the secret daily codes derive from, generated on first start and shared
+    by every instance on the database (``SOLITAIRE_SECRET`` overrides it)."""
+
+    __tablename__ = "server_secrets"
+
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    value: Mapped[str] = mapped_column(String(128))
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class ResultSignal(Base):
+    """Migration 0006: what the server measured of a ranked result: think time from its own
+    timestamps at finish, the solver's comparison later (``analysed_ms`` set)."""
+
+    __tablename__ = "result_signals"
+
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id"), primary_key=True)
+    code: Mapped[str] = mapped_column(String(24))
+    player_id: Mapped[str] = mapped_column(String(16), index=True)
+    finished_ms: Mapped[int] = mapped_column(BigInteger)
+    actions: Mapped[int] = mapped_column(Integer)
+    moves: Mapped[int] = mapped_column(Integer)
+    median_gap_ms: Mapped[int] = mapped_column(Integer)
+    min_gap_ms: Mapped[int] = mapped_column(Integer)
+    gap_spread_ms: Mapped[int] = mapped_column(Integer)  # standard deviation of the gaps
+    undos: Mapped[int] = mapped_column(Integer)
+    reasons: Mapped[str] = mapped_column(String(128))  # the thresholds crossed, comma-separated
+    solver_length: Mapped[int | None] = mapped_column(Integer)
+    extra_moves: Mapped[int | None] = mapped_column(Integer)
+    solver_line: Mapped[bool | None] = mapped_column(Boolean)
+    analysed_ms: Mapped[int | None] = mapped_column(BigInteger)
+
+
+class AdminToken(Base):
+    """Migration 0006: an operator's token, stored as SHA-256 like players' tokens."""
+
+    __tablename__ = "admin_tokens"
+
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    name: Mapped[str] = mapped_column(String(32))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class AuditEntry(Base):
+    """Migration 0006: every operator action: who, what, on what, when and why."""
+
+    __tablename__ = "audit_log"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    at_ms: Mapped[int] = mapped_column(BigInteger, index=True)
+    admin_id: Mapped[str] = mapped_column(String(16))
+    admin_name: Mapped[str] = mapped_column(String(32))
+    action: Mapped[str] = mapped_column(String(24))
+    target: Mapped[str] = mapped_column(String(64))
+    reason: Mapped[str] = mapped_column(String(500))
+    details: Mapped[str] = mapped_column(String(500))

@@ -28,9 +28,12 @@ class NameTaken(Exception):
     """Another player's name has the same key (``names.model.name_keys``): it reads the same."""
 
 
-async def create_player(session: AsyncSession, name: str | None, now_ms: int) -> tuple[Player, str]:
+async def create_player(
+    session: AsyncSession, name: str | None, now_ms: int, kind: str = "human"
+) -> tuple[Player, str]:
     """A new player and its token (returned once, never stored in clear); ``name`` is a clean
-    name (``names.model.clean_name``), or None for a guest's. Raises :class:`NameTaken`."""
+    name (``names.model.clean_name``), or None for a guest's; ``kind`` ``bot`` for a program
+    that says so. Raises :class:`NameTaken`."""
     token = "st_" + secrets.token_urlsafe(24)
     player_id = new_id("p")
     name = name or guest_name(player_id)
@@ -42,6 +45,7 @@ async def create_player(session: AsyncSession, name: str | None, now_ms: int) ->
         created_ms=now_ms,
         name_fold=fold,
         name_skeleton=skeleton,
+        kind=kind,
     )
     session.add(player)
     await _commit_name(session, name, player_id)
@@ -116,12 +120,14 @@ async def player_games_on_code(session: AsyncSession, player_id: str, code: str)
     return result.scalars().all()
 
 
-async def live_games(session: AsyncSession, limit: int) -> Sequence[Any]:
-    """Open games that have started, most recently active first, with their owners' names."""
+async def live_games(session: AsyncSession, limit: int, today: str) -> Sequence[Any]:
+    """Open games that have started, most recently active first, with their owners' names;
+    a daily challenge's games only once their day (``daily_day``) is before ``today``."""
+    unsealed = or_(GameRow.daily_day.is_(None), GameRow.daily_day < today)
     result = await session.execute(
         select(GameRow, Player.name)
         .join(Player, Player.id == GameRow.player_id)
-        .where(GameRow.result.is_(None), GameRow.last_action_ms.is_not(None))
+        .where(GameRow.result.is_(None), GameRow.last_action_ms.is_not(None), unsealed)
         .order_by(GameRow.last_action_ms.desc())
         .limit(limit)
     )

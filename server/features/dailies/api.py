@@ -1,4 +1,10 @@
-"""The daily challenges over HTTP: ``GET /api/daily`` and ``GET /api/daily/{day}``."""
+"""The daily challenges over HTTP: ``GET /api/daily`` and ``GET /api/daily/{day}``.
+
+Until a day ends its challenges are sealed: each family shows only its
+commitment (``dailies.model.commitment``); once the day is over the code and
+salt are published beside it, so anyone can check that the code played all
+day is the one committed to.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +17,17 @@ from starlette.routing import BaseRoute
 from server.edge.http import route
 from server.errors import ProtocolError
 from server.features.dailies.model import DAY_MS, day_start_ms, parse_day
-from server.features.dailies.service import Dailies
+from server.features.dailies.service import Challenge, Dailies
 from server.vocabulary import ErrorCode
+
+
+def challenge_json(challenge: Challenge, sealed: bool) -> dict[str, Any]:
+    """One family's challenge: the commitment always, the code and salt once the day is over."""
+    body: dict[str, Any] = {"commitment": challenge.commitment}
+    if not sealed:
+        body["code"] = challenge.code
+        body["salt"] = challenge.salt
+    return body
 
 
 class DailiesApi:
@@ -27,28 +42,31 @@ class DailiesApi:
     async def day_body(self, day: str) -> dict[str, Any]:
         start = day_start_ms(day)
         today = day == self.dailies.today()
+        challenges = await self.dailies.challenges_of_day(day)
         body: dict[str, Any] = {
             "day": day,
             "today": today,
-            "codes": await self.dailies.codes_of_day(day),
+            "sealed": today,
+            "challenges": {c.family: challenge_json(c, today) for c in challenges},
             "starts_at": start,
             "ends_at": start + DAY_MS,
             "now": self.dailies.services.clock(),
         }
-        if not today:  # a solution's length would hint at today's deal: shown once the day is over
+        if not today:  # the codes, and a solution's length (a hint at the deal): once the day is over
+            body["codes"] = {c.family: c.code for c in challenges}
             body["solution_lengths"] = await self.dailies.solution_lengths(day)
         return body
 
     async def get_today(self, request: Request) -> Response:
-        """Today's codes and the next reset (``ends_at``)."""
+        """Today's commitments (sealed: no code) and the next reset (``ends_at``)."""
         return JSONResponse(await self.day_body(self.dailies.today()))
 
     async def get_day(self, request: Request) -> Response:
-        """A past day's codes, or today's; a future day is not known yet (404)."""
+        """A past day's codes, salts and commitments, or today's commitments; a future day is 404."""
         day = parse_day(request.path_params["day"])
         if day > self.dailies.today():
             raise ProtocolError(ErrorCode.NOT_FOUND, "that day has not started yet")
         body = await self.day_body(day)
-        if not body["codes"]:
+        if not body["challenges"]:
             raise ProtocolError(ErrorCode.NOT_FOUND, "no daily challenge was published that day")
         return JSONResponse(body)

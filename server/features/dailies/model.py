@@ -1,7 +1,11 @@
 """Days and daily codes, pure: UTC day arithmetic, families, and each day's candidate codes.
 
 A day's code is derived from the server secret (HMAC-SHA256 over day, family
-and a counter), so nobody can compute it before the server publishes it.
+and a counter) and uses a long (64-bit) seed, so nobody can compute it before
+the server publishes it, nor find it by searching every seed from what a
+player sees. Until the day ends the code is sealed: only its commitment
+(:func:`commitment`) is public, and the day's games are shown to nobody but
+their players (:func:`check_unsealed`).
 """
 
 from __future__ import annotations
@@ -52,9 +56,37 @@ def family_of(text: str) -> str:
     return family
 
 
-def candidate(secret: str, day: str, family: str, n: int) -> GameCode:
-    """The ``n``-th candidate code for a day: unpredictable without the server secret."""
+def candidate(secret: str, day: str, family: str, n: int) -> GameCode | None:
+    """The ``n``-th candidate code for a day: unpredictable without the server secret.
+
+    Its seed is the HMAC's first 64 bits, so the code takes the long form; the
+    one in 2^29 candidates whose seed falls below 2^35 is skipped (None), so
+    every daily code is long.
+    """
     digest = hmac.new(secret.encode(), f"{day}|{family}|{n}".encode(), hashlib.sha256).digest()
-    seed = int.from_bytes(digest[:8], "big") & MAX_SEED
+    seed = int.from_bytes(digest[:8], "big")
+    if seed <= MAX_SEED:
+        return None
     game, variant = family[:2], family.split("-")[1]
     return make_code(game, variant, seed)
+
+
+def commitment(day: str, family: str, code: str, salt: str) -> str:
+    """SHA-256 (hex) of ``solitaire-daily|DAY|FAMILY|CODE|SALT``: published before the code."""
+    text = f"solitaire-daily|{day}|{family}|{code}|{salt}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def is_sealed(daily_day: str | None, now_ms: int) -> bool:
+    """Whether a game of that daily day is still sealed: its day has not ended."""
+    return daily_day is not None and daily_day >= day_of(now_ms)
+
+
+def check_unsealed(daily_day: str | None, owner_id: str, viewer_id: str | None, now_ms: int) -> None:
+    """``sealed`` (403) for anyone but the player while the game's daily day lasts."""
+    if viewer_id != owner_id and is_sealed(daily_day, now_ms):
+        raise ProtocolError(
+            ErrorCode.SEALED,
+            "this is a daily challenge's game: only its player sees it until the day ends",
+            opens_at=day_start_ms(str(daily_day)) + DAY_MS,
+        )

@@ -69,6 +69,7 @@ def entry_json(row: Row[Any], rank: int) -> dict[str, Any]:
         "undos": row.undos,
         "finished_at": row.finished_ms,
         "game_id": row.game_id,
+        "standing": row.standing,
     }
 
 

@@ -1,4 +1,11 @@
-"""Counting finished games on their code's board, and pushing each change to its subscribers."""
+"""Counting finished games on their code's board, and pushing each change to its subscribers.
+
+At the finish, in the finishing transaction, the result's think-time signals
+are taken from the server's own timestamps and the screening thresholds
+applied: a flagged result is stored but not listed, so it never shows in the
+default view before a person has looked at it. A bot's result goes on its
+code's bots' board; a banned player's does not count at all.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +18,12 @@ from engine.vocabulary import FINAL_RESULTS, Result
 from server.core import topics
 from server.core.games import LiveGame
 from server.core.services import Services
+from server.features.dailies.model import is_sealed
 from server.features.leaderboards.model import sort_key
+from server.features.screening.model import flag_reasons, time_signals
 from server.storage.leaderboards import around, record
+from server.storage.screening import insert_signals, player_kind
+from server.vocabulary import PlayerKind, Standing
 
 
 def counts(live: LiveGame) -> bool:
@@ -51,7 +62,34 @@ class Leaderboards:
 
     async def on_finish(self, live: LiveGame, conn: AsyncConnection) -> None:
         """Finish hook: runs inside the transaction that ends the game, so no result is lost."""
-        if counts(live) and await record(conn, entry_values(live)):
+        if not counts(live):
+            return
+        kind, banned = await player_kind(conn, live.owner_id)
+        if banned:  # a banned player's games stop counting
+            return
+        signals = time_signals(live.times, live.game.moves, live.undos)
+        reasons = [] if kind == PlayerKind.BOT else flag_reasons(signals, self.services.settings.screening)
+        standing = Standing.FLAGGED if reasons else Standing.OK
+        values = {**entry_values(live), "kind": kind, "standing": standing, "listed": not reasons}
+        await insert_signals(
+            conn,
+            {
+                "game_id": live.id,
+                "code": str(live.game.code),
+                "player_id": live.owner_id,
+                "finished_ms": live.finished_ms or 0,
+                "actions": signals.actions,
+                "moves": signals.moves,
+                "median_gap_ms": signals.median_gap_ms,
+                "min_gap_ms": signals.min_gap_ms,
+                "gap_spread_ms": signals.gap_spread_ms,
+                "undos": signals.undos,
+                "reasons": ",".join(reasons),
+                # Only a win is compared with the solver's line (features.screening.service).
+                "analysed_ms": None if live.result == Result.WON else live.finished_ms or 0,
+            },
+        )
+        if await record(conn, values) and kind == PlayerKind.HUMAN and not reasons:
             self._changed[live.id] = str(live.game.code)
 
     def on_change(self, live: LiveGame) -> None:
@@ -59,11 +97,15 @@ class Leaderboards:
         code = self._changed.pop(live.id, None)
         if code is None or not self.services.hub.subscriber_count(topics.leaderboard(code)):
             return
-        task = asyncio.get_running_loop().create_task(self._push(code, live.owner_id))
+        daily = None
+        if is_sealed(live.daily_day, self.services.clock()):
+            daily = {"day": live.daily_day, "family": live.game.code.family}
+        task = asyncio.get_running_loop().create_task(self._push(code, live.owner_id, daily))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _push(self, code: str, player_id: str) -> None:
+    async def _push(self, code: str, player_id: str, daily: dict[str, Any] | None) -> None:
+        """The changed entry to the board's subscribers; a sealed daily's board names no code."""
         lock, users = self._locks.setdefault(code, (asyncio.Lock(), [0]))
         users[0] += 1
         try:
@@ -71,7 +113,8 @@ class Leaderboards:
                 async with self.services.engine.connect() as conn:
                     window = await around(conn, code, player_id, 0)
                 if window is not None and window.me is not None:
-                    message = {"type": "leaderboard_update", "code": code, "entry": window.me}
+                    named: dict[str, Any] = {"code": code} if daily is None else {"code": None, **daily}
+                    message = {"type": "leaderboard_update", **named, "entry": window.me}
                     self.services.hub.publish(topics.leaderboard(code), message)
         finally:
             users[0] -= 1

@@ -63,6 +63,7 @@ class RacesApi:
         """Join a race, or come back to one (a racer who reconnected gets their game id back)."""
         player_id = caller.require_player()
         race = await self.races.get(fields["race_id"])
+        await self.races.check_unsealed(race.code)
         if player_id not in race.racers:
             caller.check_follow(topics.race(race.id))
             await self.races.join(race, player_id, caller.player_name)
@@ -71,6 +72,7 @@ class RacesApi:
 
     async def race_watch(self, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
         race = await self.races.get(fields["race_id"])
+        await self.races.check_unsealed(race.code)
         follow(caller, race, False)
         return race_reply(race, caller, "spectator")
 

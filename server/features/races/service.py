@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from engine import GameCode, parse_code
@@ -38,15 +38,26 @@ def progress_of(live: LiveGame) -> Progress:
 class Races:
     """Opens, starts and follows races; racers' games start through the ``starter``."""
 
-    def __init__(self, services: Services, starter: Starter) -> None:
+    def __init__(
+        self, services: Services, starter: Starter, sealed: Callable[[str], Awaitable[bool]] | None = None
+    ) -> None:
         self.services = services
         self.starter = starter
+        self.sealed = sealed  # whether a code is a daily challenge whose day has not ended
         self.races: dict[str, RaceState] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
     # -- lifecycle ---------------------------------------------------------------------
 
+    async def check_unsealed(self, code: GameCode) -> None:
+        """A sealed daily's code is nobody's to race on, or to see raced, until its day ends."""
+        if self.sealed is not None and await self.sealed(str(code)):
+            raise ProtocolError(
+                ErrorCode.SEALED, "that code is a daily challenge's: sealed until its day ends"
+            )
+
     async def open(self, player_id: str, name: str, code: GameCode) -> RaceState:
+        await self.check_unsealed(code)
         now = self.services.clock()
         race = RaceState(queries.new_id("r"), code, player_id, name, now)
         race.racers[player_id] = Racer(player_id, name, now)

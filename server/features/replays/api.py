@@ -4,21 +4,25 @@ from __future__ import annotations
 
 import asyncio
 
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute
 
-from server.edge.http import route
+from server.clock import Clock
+from server.edge.http import route, viewer_from_header
 from server.errors import ProtocolError
+from server.features.dailies.model import check_unsealed, is_sealed
 from server.features.replays.model import report
 from server.storage.replays import stored_game
 from server.vocabulary import ErrorCode
 
 
 class ReplaysApi:
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, sessions: async_sessionmaker[AsyncSession], clock: Clock) -> None:
         self.engine = engine
+        self.sessions = sessions
+        self.clock = clock
 
     def routes(self) -> list[BaseRoute]:
         return [route("/api/games/{game_id}/verify", self.verify_game)]
@@ -31,8 +35,16 @@ class ReplaysApi:
         if found is None:
             raise ProtocolError(ErrorCode.NOT_FOUND, f"no game {game_id!r}")
         row, actions, entry = found
+        sealed = is_sealed(row.daily_day, self.clock())
+        if sealed:  # a daily's game: its player's only until the day is over, and named without code
+            check_unsealed(
+                row.daily_day, row.player_id, await viewer_from_header(request, self.sessions), self.clock()
+            )
         if row.result is None:
             raise ProtocolError(
                 ErrorCode.CONFLICT, "the game is not finished; its moves are public once it is"
             )
-        return JSONResponse(await asyncio.to_thread(report, row, actions, entry))
+        body = await asyncio.to_thread(report, row, actions, entry)
+        if sealed:
+            body["code"] = None
+        return JSONResponse(body)

@@ -4,20 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute
 
 from server.core.context import Caller, Handlers
 from server.core.games import GameService
-from server.edge.http import route
+from server.edge.http import route, viewer_from_header
 from server.features.solutions.service import Solutions
 
 
 class SolutionsApi:
-    def __init__(self, games: GameService, solutions: Solutions) -> None:
+    def __init__(
+        self, games: GameService, solutions: Solutions, sessions: async_sessionmaker[AsyncSession]
+    ) -> None:
         self.games = games
         self.solutions = solutions
+        self.sessions = sessions
 
     def routes(self) -> list[BaseRoute]:
         return [route("/api/games/{game_id}/solution", self.get_solution)]
@@ -26,10 +30,11 @@ class SolutionsApi:
         return {"solution": self.solution}
 
     async def get_solution(self, request: Request) -> Response:
-        """409 while the game is open."""
+        """409 while the game is open; a daily's is sealed (403) to others until its day ends."""
         live = await self.games.require(request.path_params["game_id"])
-        return JSONResponse(await self.solutions.body(live))
+        viewer = await viewer_from_header(request, self.sessions)
+        return JSONResponse(await self.solutions.body(live, viewer))
 
     async def solution(self, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
         live = await self.games.require(fields["game_id"])
-        return {"type": "solution", **await self.solutions.body(live)}
+        return {"type": "solution", **await self.solutions.body(live, caller.player_id)}

@@ -32,7 +32,7 @@ from engine.solver import position_key, solve_position
 from server.clock import Clock
 from server.core.games import GameService, LiveGame
 from server.errors import ProtocolError
-from server.features.dailies.model import day_of
+from server.features.dailies.model import check_unsealed, day_of
 from server.features.solutions.model import (
     LOST_BUDGET,
     SOLUTION_BUDGET,
@@ -54,8 +54,10 @@ class Solutions:
         self.clock = clock
         self.gate = gate
 
-    def check_over(self, live: LiveGame) -> None:
-        """HH-25: nothing while the game is open; a daily's solution waits for the day's end."""
+    def check_over(self, live: LiveGame, viewer: str | None) -> None:
+        """HH-25: nothing while the game is open; a daily's solution waits for the day's end
+        (``sealed`` to anyone but its player, ``conflict`` to the player)."""
+        check_unsealed(live.daily_day, live.owner_id, viewer, self.clock())
         if not live.finished:
             raise ProtocolError(ErrorCode.CONFLICT, "the solution is shown once the game is over")
         if live.daily_day is not None and live.daily_day >= day_of(self.clock()):
@@ -63,9 +65,9 @@ class Solutions:
                 ErrorCode.CONFLICT, "a daily challenge's solution is shown after its day ends"
             )
 
-    async def body(self, live: LiveGame) -> dict[str, Any]:
+    async def body(self, live: LiveGame, viewer: str | None) -> dict[str, Any]:
         """Was the deal winnable, and how: a solution from the deal, with every position."""
-        self.check_over(live)
+        self.check_over(live, viewer)
         async with self.gate:  # one long solve at a time per server
             answer = await solve_deal(live.game.code, SOLUTION_BUDGET)
         actions = answer.actions

@@ -1,0 +1,1 @@
+"""Moderation: operators' tokens, reviewing flagged results, bans, renames, the audit log."""

@@ -1,0 +1,55 @@
+"""Moderation, pure: what a review decision does to an entry, and the shapes the API shows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Row
+
+from server.vocabulary import AuditAction, Standing
+
+REVIEWS: dict[str, tuple[Standing, AuditAction]] = {
+    "confirm": (Standing.CONFIRMED, AuditAction.CONFIRM_FLAG),
+    "clear": (Standing.CLEARED, AuditAction.CLEAR_FLAG),
+    "remove": (Standing.REMOVED, AuditAction.REMOVE_ENTRY),
+}
+MAX_REASON = 500
+
+
+def flagged_json(row: Row[Any]) -> dict[str, Any]:
+    """A flagged result with its player and every signal the server recorded."""
+    return {
+        "game_id": row.game_id,
+        "code": row.code,
+        "player": {"id": row.player_id, "name": row.name},
+        "kind": row.kind,
+        "standing": row.standing,
+        "won": bool(row.won),
+        "moves": row.moves,
+        "elapsed_ms": row.elapsed_ms,
+        "finished_at": row.finished_ms,
+        "signals": {
+            "reasons": [r for r in (row.s_reasons or "").split(",") if r],
+            "actions": row.s_actions,
+            "median_gap_ms": row.s_median_gap_ms,
+            "min_gap_ms": row.s_min_gap_ms,
+            "gap_spread_ms": row.s_gap_spread_ms,
+            "undos": row.s_undos,
+            "solver_length": row.s_solver_length,
+            "extra_moves": row.s_extra_moves,
+            "solver_line": row.s_solver_line,
+            "analysed_at": row.s_analysed_ms,
+        },
+    }
+
+
+def audit_json(row: Row[Any]) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "at": row.at_ms,
+        "admin": {"id": row.admin_id, "name": row.admin_name},
+        "action": row.action,
+        "target": row.target,
+        "reason": row.reason,
+        "details": row.details,
+    }

@@ -1,0 +1,76 @@
+"""Signals of a ranked result, pure: think-time statistics, the thresholds, the solver comparison.
+
+Every figure comes from the server's own timestamps (when it accepted each
+action) and its own solver, never from anything a client reports.
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from server.config import Screening
+from server.vocabulary import FlagReason
+
+
+@dataclass(frozen=True)
+class TimeSignals:
+    """Think time between accepted actions, and undo use."""
+
+    actions: int
+    moves: int
+    median_gap_ms: int
+    min_gap_ms: int
+    gap_spread_ms: int  # the gaps' standard deviation
+    undos: int
+
+
+def gaps(times: Sequence[int]) -> list[int]:
+    """Milliseconds between consecutive accepted actions (the first action has no gap)."""
+    return [max(0, b - a) for a, b in itertools.pairwise(times)]
+
+
+def time_signals(times: Sequence[int], moves: int, undos: int) -> TimeSignals:
+    """The think-time figures of one game's action times."""
+    between = gaps(times)
+    if not between:
+        return TimeSignals(len(times), moves, 0, 0, 0, undos)
+    spread = statistics.pstdev(between) if len(between) > 1 else 0.0
+    return TimeSignals(
+        actions=len(times),
+        moves=moves,
+        median_gap_ms=round(statistics.median(between)),
+        min_gap_ms=min(between),
+        gap_spread_ms=round(spread),
+        undos=undos,
+    )
+
+
+def flag_reasons(signals: TimeSignals, screening: Screening) -> list[FlagReason]:
+    """The thresholds a result crosses (none below ``min_moves``, or with screening off)."""
+    if not screening.enabled or signals.moves < screening.min_moves:
+        return []
+    reasons = []
+    if signals.median_gap_ms < screening.fast_median_ms:
+        reasons.append(FlagReason.FAST)
+    if signals.gap_spread_ms < screening.even_spread_ms:
+        reasons.append(FlagReason.EVEN)
+    return reasons
+
+
+@dataclass(frozen=True)
+class SolverSignals:
+    """The player's line against the line the solver finds from the deal."""
+
+    solver_length: int | None  # None: the solver found no line within its budget
+    extra_moves: int | None  # the player's actions beyond the solver's line's length
+    solver_line: bool | None  # the player's actions are exactly the solver's line
+
+
+def compare_lines(player: Sequence[str], solver: Sequence[str] | None) -> SolverSignals:
+    """Compare action texts (``engine.Action.to_text``) of the player's log and the solver's line."""
+    if solver is None:
+        return SolverSignals(None, None, None)
+    return SolverSignals(len(solver), len(player) - len(solver), list(player) == list(solver))

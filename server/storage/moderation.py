@@ -1,0 +1,86 @@
+"""Queries of moderation: operators' tokens, the audit log, bans, and entries by game.
+
+Every operator action is one transaction with its audit row, so nothing is
+done without being written down, and nothing is written down undone.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Row, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from server.storage.models import AdminToken, AuditEntry, LeaderboardEntry, Player
+from server.storage.queries import hash_token, new_id
+
+ADMINS = AdminToken.__table__
+AUDIT = AuditEntry.__table__
+ENTRIES = LeaderboardEntry.__table__
+PLAYERS = Player.__table__
+
+
+async def create_token(conn: AsyncConnection, name: str, now_ms: int) -> tuple[str, str]:
+    """A new operator (id, token); only the token's SHA-256 is stored."""
+    admin_id, token = new_id("a"), "sa_" + secrets.token_urlsafe(32)
+    values = {"id": admin_id, "name": name, "token_hash": hash_token(token), "created_ms": now_ms}
+    await conn.execute(insert(AdminToken).values(**values))
+    return admin_id, token
+
+
+async def admin_by_token(conn: AsyncConnection, token: str) -> Row[Any] | None:
+    query = select(ADMINS).where(ADMINS.c.token_hash == hash_token(token))
+    return (await conn.execute(query)).first()
+
+
+async def audit(
+    conn: AsyncConnection,
+    admin: tuple[str, str],
+    action: str,
+    target: str,
+    reason: str,
+    details: str,
+    now_ms: int,
+) -> int:
+    """Write one audit row (who, what, on what, why, when); returns its id."""
+    values = {
+        "at_ms": now_ms,
+        "admin_id": admin[0],
+        "admin_name": admin[1],
+        "action": action,
+        "target": target,
+        "reason": reason,
+        "details": details[:500],
+    }
+    result = await conn.execute(insert(AuditEntry).values(**values).returning(AUDIT.c.id))
+    return int(result.scalar_one())
+
+
+async def audit_log(conn: AsyncConnection, limit: int, before: int | None = None) -> Sequence[Row[Any]]:
+    """Newest first; ``before`` (an id) continues an earlier page."""
+    query = select(AUDIT)
+    if before is not None:
+        query = query.where(AUDIT.c.id < before)
+    return (await conn.execute(query.order_by(AUDIT.c.id.desc()).limit(limit))).all()
+
+
+async def entry_of_game(conn: AsyncConnection, game_id: str) -> Row[Any] | None:
+    """The leaderboard entry a game made (with its player's ban), if it is still the entry."""
+    query = (
+        select(ENTRIES, PLAYERS.c.banned_ms)
+        .join(PLAYERS, PLAYERS.c.id == ENTRIES.c.player_id)
+        .where(ENTRIES.c.game_id == game_id)
+    )
+    return (await conn.execute(query)).first()
+
+
+async def ban(conn: AsyncConnection, player_id: str, now_ms: int) -> bool:
+    """Mark a player banned (a repeat keeps the first time); False if there is no such player."""
+    found = (await conn.execute(select(PLAYERS.c.banned_ms).where(PLAYERS.c.id == player_id))).first()
+    if found is None:
+        return False
+    if found.banned_ms is None:
+        await conn.execute(update(Player).where(PLAYERS.c.id == player_id).values(banned_ms=now_ms))
+    return True

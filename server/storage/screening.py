@@ -1,0 +1,61 @@
+"""Queries of the cheat signals: one row per ranked result, the solver's part added later."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Row, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from server.storage.dialect import upsert
+from server.storage.models import ActionRow, LeaderboardEntry, Player, ResultSignal
+
+S = ResultSignal.__table__
+T = LeaderboardEntry.__table__
+P = Player.__table__
+A = ActionRow.__table__
+
+
+async def player_kind(conn: AsyncConnection, player_id: str) -> tuple[str, bool]:
+    """(kind, banned) of a player."""
+    row = (await conn.execute(select(P.c.kind, P.c.banned_ms).where(P.c.id == player_id))).one()
+    return str(row.kind), row.banned_ms is not None
+
+
+async def insert_signals(conn: AsyncConnection, values: dict[str, Any]) -> None:
+    """The signals of a ranked result, taken at its finish (one row per game)."""
+    await conn.execute(upsert(conn, S).values(**values).on_conflict_do_nothing())
+
+
+async def record_analysis(conn: AsyncConnection, game_id: str, values: dict[str, Any]) -> None:
+    """The solver's comparison, added after the finish."""
+    await conn.execute(update(ResultSignal).where(S.c.game_id == game_id).values(**values))
+
+
+async def action_texts(conn: AsyncConnection, game_id: str) -> list[str]:
+    query = select(A.c.action).where(A.c.game_id == game_id).order_by(A.c.seq)
+    return [str(a) for a in (await conn.execute(query)).scalars()]
+
+
+async def unanalysed(conn: AsyncConnection, limit: int) -> list[tuple[str, str]]:
+    """(game id, code) of results the solver has not compared yet (after a restart)."""
+    query = select(S.c.game_id, S.c.code).where(S.c.analysed_ms.is_(None)).limit(limit)
+    return [(str(r.game_id), str(r.code)) for r in await conn.execute(query)]
+
+
+async def signals_of(conn: AsyncConnection, game_id: str) -> Row[Any] | None:
+    return (await conn.execute(select(S).where(S.c.game_id == game_id))).first()
+
+
+async def entries_in(conn: AsyncConnection, standing: str, limit: int) -> Sequence[Row[Any]]:
+    """Entries of one standing with their signals and player, oldest result first."""
+    query = (
+        select(T, P.c.name, *[c.label(f"s_{c.name}") for c in S.c if c.name not in ("game_id", "code")])
+        .join(P, P.c.id == T.c.player_id)
+        .outerjoin(S, S.c.game_id == T.c.game_id)
+        .where(T.c.standing == standing)
+        .order_by(T.c.finished_ms, T.c.code, T.c.player_id)
+        .limit(limit)
+    )
+    return (await conn.execute(query)).all()
