@@ -1,4 +1,9 @@
-"""``solitaire-server``: run the server (default) or apply migrations.
+"""``solitaire-server``: run the server (default), apply migrations, or act as an operator.
+
+``solitaire-server admin …`` works on the database directly (the one
+``--database-url`` or ``SOLITAIRE_DATABASE_URL`` names): ``create-token``
+makes an operator token for the admin HTTP API, and the other commands do
+what that API does, each written to the audit log under ``--operator``.
 
 Flags override ``SOLITAIRE_*`` environment variables. SIGTERM and Ctrl-C shut
 down gracefully: clients get a ``bye`` and close code 1001, queued writes are
@@ -10,6 +15,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import getpass
+import json
 import logging
 import socket
 import sys
@@ -46,8 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
         "command",
         nargs="?",
         default="serve",
-        choices=["serve", "migrate"],
-        help="serve (default) or migrate the database and exit",
+        choices=["serve", "migrate", "admin"],
+        help="serve (default), migrate the database and exit, or admin … (operator commands: "
+        "solitaire-server admin --help)",
     )
     parser.add_argument(
         "--database-url",
@@ -76,7 +84,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="another Host name served besides the public URL's and loopback (repeatable; "
         "env SOLITAIRE_ALLOWED_HOSTS, comma separated; * serves any)",
     )
-    parser.add_argument("--secret", help="server secret for daily codes (env SOLITAIRE_SECRET)")
+    parser.add_argument(
+        "--secret",
+        help="secret daily codes derive from (env SOLITAIRE_SECRET; default: one generated on "
+        "first start and stored in the database, shared by every instance on it)",
+    )
     parser.add_argument("--max-frame-bytes", type=int, help="largest WebSocket frame accepted")
     parser.add_argument("--rate", type=float, help="messages per second per connection")
     parser.add_argument(
@@ -213,7 +225,94 @@ async def serve(settings: Settings, log_level: str) -> None:
     await server.serve()
 
 
+ADMIN_COMMANDS = ("create-token", "flagged", "confirm", "clear", "remove", "ban", "rename", "audit")
+
+
+def build_admin_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="solitaire-server admin",
+        description="Operator commands, run against the database; every change is audited.",
+    )
+    parser.add_argument("--database-url", help="SQLAlchemy URL (env SOLITAIRE_DATABASE_URL)")
+    parser.add_argument(
+        "--operator", default=None, help="who is acting, for the audit log (default: the login name)"
+    )
+    sub = parser.add_subparsers(dest="action", required=True)
+    token = sub.add_parser("create-token", help="make an operator token (shown once) for /api/admin")
+    token.add_argument("name", help="whose token it is, e.g. alice")
+    flagged = sub.add_parser("flagged", help="list flagged results with their signals")
+    flagged.add_argument(
+        "--standing", default="flagged", help="flagged (default), confirmed, cleared, removed"
+    )
+    flagged.add_argument("--limit", type=int, default=50)
+    for name, what in (
+        ("confirm", "confirm a result's flag (it stays out of the default view)"),
+        ("clear", "clear a result's flag (it is listed again)"),
+        ("remove", "remove the entry a game made"),
+    ):
+        review = sub.add_parser(name, help=what)
+        review.add_argument("game_id")
+        review.add_argument("--reason", required=True)
+    ban = sub.add_parser("ban", help="ban a player: their games stop counting, their entries are hidden")
+    ban.add_argument("player_id")
+    ban.add_argument("--reason", required=True)
+    rename = sub.add_parser("rename", help="rename a player")
+    rename.add_argument("player_id")
+    rename.add_argument("name")
+    rename.add_argument("--reason", required=True)
+    audit = sub.add_parser("audit", help="the audit log, newest first")
+    audit.add_argument("--limit", type=int, default=50)
+    return parser
+
+
+async def run_admin(args: argparse.Namespace, database_url: str) -> Any:
+    """One operator command against the database; returns what it prints (JSON)."""
+    from server.clock import wall_clock_ms
+    from server.errors import ProtocolError
+    from server.features.moderation.service import Moderation
+    from server.features.names.model import clean_name
+    from server.storage.db import make_engine, migrate, sessionmaker
+    from server.vocabulary import Standing
+
+    await migrate(database_url)
+    engine = make_engine(database_url)
+    moderation = Moderation(engine, sessionmaker(engine), wall_clock_ms)
+    operator = args.operator or getpass.getuser()
+    by = ("cli", f"cli:{operator}"[:32])
+    try:
+        if args.action == "create-token":
+            admin_id, token = await moderation.create_token(args.name, by)
+            return {"id": admin_id, "name": args.name, "token": token}
+        if args.action == "flagged":
+            return {"results": await moderation.flagged(args.limit, Standing(args.standing))}
+        if args.action in ("confirm", "clear", "remove"):
+            return await moderation.review(by, args.game_id, args.action, args.reason)
+        if args.action == "ban":
+            return await moderation.ban(by, args.player_id, args.reason)
+        if args.action == "rename":
+            return await moderation.rename(by, args.player_id, clean_name(args.name), args.reason)
+        return {"entries": await moderation.audit_log(args.limit)}
+    except ProtocolError as exc:
+        return {"error": {"code": exc.code, "message": exc.message}}
+    finally:
+        await engine.dispose()
+
+
+def admin_main(argv: list[str]) -> None:
+    args = build_admin_parser().parse_args(argv)
+    database_url = args.database_url or Settings.from_env().database_url
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+    result = asyncio.run(run_admin(args, database_url))
+    print(json.dumps(result, indent=2, ensure_ascii=False))
+    if isinstance(result, dict) and "error" in result:
+        sys.exit(1)
+
+
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["admin"]:
+        admin_main(argv[1:])
+        return
     args = build_parser().parse_args(argv)
     try:
         settings = settings_from_args(args)
