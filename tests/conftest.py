@@ -24,6 +24,7 @@ from tests.support import (
     ONE_ADDRESS,
     OPEN_CLIENTS,
     PG_ADMIN_URL,
+    UNSCREENED,
     ErrorRecords,
     ManualClock,
     logged_errors,
@@ -107,7 +108,9 @@ def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
 @pytest.fixture(scope="module")
 def server(database_url: str) -> Iterator[str]:
     """A real server (uvicorn, real database) on a free local port: its base URL."""
-    settings = Settings(database_url=database_url, secret="test-secret", limits=ONE_ADDRESS)
+    settings = Settings(
+        database_url=database_url, secret="test-secret", limits=ONE_ADDRESS, screening=UNSCREENED
+    )
     with running_server(settings) as base:
         yield base
 
@@ -124,6 +127,8 @@ class ClockedServer:
 def clocked_server(database_url: str) -> Iterator[ClockedServer]:
     """Like ``server``, on an injected clock: countdowns and rate limits pass without sleeping."""
     clock = ManualClock()
-    settings = Settings(database_url=database_url, secret="test-secret", limits=ONE_ADDRESS)
+    settings = Settings(
+        database_url=database_url, secret="test-secret", limits=ONE_ADDRESS, screening=UNSCREENED
+    )
     with running_server(settings, clock) as base:
         yield ClockedServer(base, clock)

@@ -25,7 +25,7 @@ import websockets
 from server.app import create_app
 from server.cli import uvicorn_config
 from server.clock import Clock, wall_clock_ms
-from server.config import Limits, Settings
+from server.config import Limits, Screening, Settings
 from tests.contract import SENT
 
 RECEIVED: list[dict[str, Any]] = []  # every server message seen by any test client
@@ -34,6 +34,9 @@ _ids = itertools.count(1)
 # A test module's clients all come from 127.0.0.1: its shared server does not count them per
 # address (tests/server/test_limits.py checks those limits on servers of its own).
 ONE_ADDRESS = Limits(players_per_hour=0, http_rate_per_s=0, connections_per_address=0)
+# The shared servers play scripted lines faster than any person: their results would all be
+# flagged. Screening is tested on servers of its own (tests/server/test_integrity.py).
+UNSCREENED = Screening(enabled=False)
 PG_ADMIN_URL = os.environ.get("SOLITAIRE_TEST_PG_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
 
 

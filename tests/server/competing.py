@@ -18,7 +18,7 @@ import pytest
 from engine import Action, Game, random_code
 from engine.verify import verify_log
 from server.config import Settings
-from tests.support import ONE_ADDRESS, Client, ManualClock, ahttp, running_server
+from tests.support import ONE_ADDRESS, UNSCREENED, Client, ManualClock, ahttp, running_server
 
 Line = list[Action]
 
@@ -147,8 +147,33 @@ def competition_ranks(entries: list[dict[str, Any]]) -> list[int]:
     return [1 + sum(1 for other in keys if other < k) for k in keys]
 
 
+async def stored_daily_codes(database_url: str, day: str) -> dict[str, str]:
+    """A day's codes as the server stored them: while sealed, only the database knows them."""
+    from sqlalchemy import text
+
+    from server.storage.db import make_engine
+
+    engine = make_engine(database_url)
+    try:
+        async with engine.connect() as conn:
+            rows = await conn.execute(
+                text("SELECT family, code FROM daily_challenges WHERE day = :day"), {"day": day}
+            )
+            return {str(r.family): str(r.code) for r in rows}
+    finally:
+        await engine.dispose()
+
+
+async def daily_board(base: str, day: str, family: str, **query: str) -> dict[str, Any]:
+    """A daily challenge's board by day and family (the way while its day lasts)."""
+    extra = "&".join(f"{k}={v}" for k, v in query.items())
+    status, page = await ahttp("GET", f"{base}/api/daily/{day}/{family}/leaderboard?limit=100&{extra}")
+    assert status == 200, page
+    return dict(page)
+
+
 @contextmanager
 def clocked_server(database_url: str, clock: ManualClock, secret: str = "test-secret") -> Iterator[str]:
-    settings = Settings(database_url=database_url, secret=secret, limits=ONE_ADDRESS)
+    settings = Settings(database_url=database_url, secret=secret, limits=ONE_ADDRESS, screening=UNSCREENED)
     with running_server(settings, clock=clock) as base:
         yield base

@@ -10,12 +10,14 @@ from typing import Any
 import pytest
 
 from engine import parse_code
-from server.features.dailies.model import DAY_MS, FAMILIES, candidate, day_of, day_start_ms
+from server.features.dailies.model import DAY_MS, FAMILIES, candidate, commitment, day_of, day_start_ms
 from tests.server.competing import (
     clocked_server,
+    daily_board,
     independent_ranking,
     line_with_progress,
     play,
+    stored_daily_codes,
     verify_entry,
     whole_board,
 )
@@ -61,19 +63,26 @@ async def wait_result(base: str, game_id: str, result: str, timeout: float = 15)
         await asyncio.sleep(0.1)
 
 
-async def test_today_codes_and_next_reset(daily_server: str, clock: ManualClock) -> None:
+async def test_today_is_sealed_commitments_and_next_reset(
+    daily_server: str, database_url: str, clock: ManualClock
+) -> None:
     body = await today(daily_server)
     day = day_of(clock.now)
-    assert body["day"] == day and body["today"] is True
+    assert body["day"] == day and body["today"] is True and body["sealed"] is True
     assert body["starts_at"] == day_start_ms(day) and body["ends_at"] == day_start_ms(day) + DAY_MS
     assert body["ends_at"] > clock.now >= body["starts_at"]
-    assert list(body["codes"]) == list(FAMILIES)
-    for family, code in body["codes"].items():
+    assert "codes" not in body and list(body["challenges"]) == list(FAMILIES)
+    assert all(set(c) == {"commitment"} for c in body["challenges"].values())  # no code, no salt
+    commitments = {c["commitment"] for c in body["challenges"].values()}
+    assert len(commitments) == len(FAMILIES) and all(len(c) == 64 for c in commitments)
+    stored = await stored_daily_codes(database_url, day)
+    for family, code in stored.items():
         assert parse_code(code).family == family
-    assert len(set(body["codes"].values())) == len(FAMILIES)
-    assert (await today(daily_server))["codes"] == body["codes"]
+        assert len(code.rsplit("-", 1)[1]) == 13  # a long seed: not searchable from what a player sees
+    assert not any(code in str(body) for code in stored.values())
+    assert (await today(daily_server))["challenges"] == body["challenges"]
     status, same = await ahttp("GET", f"{daily_server}/api/daily/{day}")
-    assert status == 200 and same["codes"] == body["codes"] and same["today"] is True
+    assert status == 200 and same["challenges"] == body["challenges"] and same["today"] is True
     assert "solution_lengths" not in body  # a difficulty figure would hint at today's deals
 
 
@@ -85,25 +94,32 @@ async def test_simultaneous_first_requests_agree_across_instances(
         bases = [daily_server, other] * 8
         answers = await asyncio.gather(*(today(base) for base in bases))
         starts = await asyncio.gather(*(start_daily(base, "SH1-C4") for base in (daily_server, other) * 3))
-    codes = {tuple(a["codes"].values()) for a in answers}
-    assert len(codes) == 1
-    agreed = answers[0]["codes"]
-    assert {reply["game"]["code"] for _, reply in starts} == {agreed["SH1-C4"]}
+    assert len({str(a["challenges"]) for a in answers}) == 1
+    day = day_of(clock.now)
+    agreed = await stored_daily_codes(database_url, day)
+    for _, reply in starts:  # a daily's game is named by day and family, never by its code
+        assert reply["game"]["code"] is None and reply["state"]["code"] is None
+        assert (reply["game"]["daily"], reply["game"]["family"]) == (day, "SH1-C4")
     for client, _ in starts:
         await client.close()
     # derived from the server secret: another secret gives other candidates
-    day = day_of(clock.now)
-    assert str(candidate("test-secret", day, "SH1-C4", 0)) == agreed["SH1-C4"]
-    assert str(candidate("another-secret", day, "SH1-C4", 0)) != agreed["SH1-C4"]
+    def candidates(secret: str) -> set[str]:
+        return {str(candidate(secret, day, "SH1-C4", n)) for n in range(30)}
+
+    assert agreed["SH1-C4"] in candidates("test-secret")
+    assert agreed["SH1-C4"] not in candidates("another-secret")
 
 
-async def test_first_attempt_is_ranked_later_ones_are_practice(daily_server: str, clock: ManualClock) -> None:
+async def test_first_attempt_is_ranked_later_ones_are_practice(
+    daily_server: str, database_url: str, clock: ManualClock
+) -> None:
     day = day_of(clock.now)
     client, first = await start_daily(daily_server, "sh1-c2", "Twice")
     assert first["game"]["ranked"] is True and first["game"]["daily"] == day
     second = await client.request("new_game", daily="SH1-C2")
     assert second["game"]["ranked"] is False and second["game"]["daily"] == day
-    by_code = await client.request("new_game", code=first["game"]["code"])
+    code = (await stored_daily_codes(database_url, day))["SH1-C2"]
+    by_code = await client.request("new_game", code=code)
     assert by_code["game"]["ranked"] is False and by_code["game"]["daily"] == day
     other = await client.request("new_game", daily="HH1-N")  # another family: its own first attempt
     assert other["game"]["ranked"] is True
@@ -120,13 +136,14 @@ async def test_first_attempt_is_ranked_later_ones_are_practice(daily_server: str
 
 
 async def test_day_rollover_expires_unfinished_attempts_and_counts_them(
-    daily_server: str, clock: ManualClock
+    daily_server: str, database_url: str, clock: ManualClock
 ) -> None:
     clock.advance(DAY_MS)  # a fresh day: earlier tests' open attempts are not on this board
     before = await today(daily_server)
+    codes = await stored_daily_codes(database_url, before["day"])
     # the first family whose deal allows some progress (until the solver vouches for every daily)
-    family, line = next((f, found) for f in FAMILIES if (found := line_with_progress(before["codes"][f])))
-    code = before["codes"][family]
+    family, line = next((f, found) for f in FAMILIES if (found := line_with_progress(codes[f])))
+    code = codes[family]
     ada, ada_game = await start_daily(daily_server, family, "Ada")  # plays, leaves it open
     state = await play(ada, ada_game["game"]["id"], line)
     assert state["progress"] > 0
@@ -136,7 +153,11 @@ async def test_day_rollover_expires_unfinished_attempts_and_counts_them(
     practice = await cy.request("new_game", daily=family)
     await play(cy, practice["game"]["id"], line)
     await cy.request("resign", game_id=practice["game"]["id"])
-    assert [e["player"]["name"] for e in await whole_board(daily_server, code)] == ["Bob"]
+    sealed = await daily_board(daily_server, before["day"], family.lower())
+    assert sealed["code"] is None and sealed["family"] == family
+    assert [e["player"]["name"] for e in sealed["entries"]] == ["Bob"]
+    status, refused = await ahttp("GET", f"{daily_server}/api/leaderboards/{code}")
+    assert status == 403 and refused["error"]["code"] == "sealed"  # by code: only once the day is over
 
     clock.advance(DAY_MS)  # midnight passes: the sweeper ends yesterday's open ranked attempts
     expired = await wait_result(daily_server, ada_game["game"]["id"], "expired")
@@ -154,9 +175,14 @@ async def test_day_rollover_expires_unfinished_attempts_and_counts_them(
 
     after = await today(daily_server)
     assert after["day"] == day_of(clock.now) != before["day"]
-    assert not set(after["codes"].values()) & set(before["codes"].values())
+    assert not set((await stored_daily_codes(database_url, after["day"])).values()) & set(codes.values())
     status, past = await ahttp("GET", f"{daily_server}/api/daily/{before['day']}")
-    assert status == 200 and past["codes"] == before["codes"] and past["today"] is False
+    assert status == 200 and past["codes"] == codes and past["today"] is False and past["sealed"] is False
+    for fam, published in past["challenges"].items():  # the code played all day is the one committed to
+        assert published["commitment"] == before["challenges"][fam]["commitment"]
+        assert commitment(before["day"], fam, published["code"], published["salt"]) == published["commitment"]
+    opened = await daily_board(daily_server, before["day"], family)
+    assert opened["code"] == code and opened["entries"] == board
     lengths = past["solution_lengths"]  # every daily was proven winnable: its length is known
     assert set(lengths) == set(past["codes"]) and all(n and n > 0 for n in lengths.values())
     replay = await ada.request("new_game", code=code)  # yesterday's daily is practice now
@@ -175,11 +201,12 @@ async def test_past_future_and_bad_days(daily_server: str, clock: ManualClock) -
         assert status == 400 and body["error"]["code"] == "bad_message", bad
 
 
-async def test_days_never_repeat(daily_server: str, clock: ManualClock) -> None:
+async def test_days_never_repeat(daily_server: str, database_url: str, clock: ManualClock) -> None:
     seen: set[str] = set()
     for _ in range(15):
         clock.advance(DAY_MS)
-        codes = (await today(daily_server))["codes"].values()
+        await today(daily_server)
+        codes = (await stored_daily_codes(database_url, day_of(clock.now))).values()
         assert not seen & set(codes)
         seen.update(codes)
     assert len(seen) == 15 * len(FAMILIES)
