@@ -18,6 +18,7 @@ from client import commands
 from client.competition import RaceHandle
 from client.config import Config, config_path
 from client.core import SolitaireClient
+from client.daily import verify_day
 from client.deals import deal
 from client.errors import IllegalActionError, SolitaireError
 from client.game import GameHandle
@@ -292,15 +293,21 @@ async def show_deal(cli: Cli) -> int:
 @command("daily")
 async def daily(cli: Cli) -> int:
     body = await SolitaireClient(cli.server).http.daily(cli.args.day)
-    cli.say(f"daily challenges for {body['day']}" + (" (today)" if body.get("today") else ""))
-    for family, code in body["codes"].items():
-        cli.say(f"  {family:8} {code}")
+    cli.say(f"daily challenges for {body['day']}" + (" (today, sealed)" if body.get("sealed") else ""))
+    if body.get("sealed"):  # only the commitments: the codes are published when the day ends
+        for family, challenge in body["challenges"].items():
+            cli.say(f"  {family:8} commitment {challenge['commitment']}")
+    else:
+        for checked in verify_day(body):
+            verdict = "verified against its commitment" if checked.ok else f"NOT VERIFIED: {checked.reason}"
+            cli.say(f"  {checked.family:8} {checked.code}  {verdict}")
     if body.get("today"):
         left = max(0, body["ends_at"] - body["now"]) // 60000
         cli.say(
             f"next challenges in {left // 60} h {left % 60:02d} min;  play one: solitaire play SH --daily"
         )
-    return 0
+        return 0
+    return 0 if all(c.ok for c in verify_day(body)) else 1
 
 
 @command("leaderboard")

@@ -29,12 +29,25 @@ class _Changes:
         return self.version
 
 
+def board_key(message: dict[str, Any]) -> str:
+    """How a client keys a board: its code, or ``DAY/FAMILY`` for a sealed daily's."""
+    if message.get("code"):
+        return str(message["code"])
+    return f"{message.get('day')}/{message.get('family')}"
+
+
 class LeaderboardFeed(_Changes):
-    """One code's leaderboard: the top entries at subscription, then every pushed change."""
+    """One board: the top entries at subscription, then every pushed change.
+
+    ``code`` is None for a daily challenge's board while its day lasts (named by
+    ``day`` and ``family``).
+    """
 
     def __init__(self, message: dict[str, Any]) -> None:
         super().__init__()
-        self.code: str = message["code"]
+        self.code: str | None = message["code"]
+        self.day: str | None = message.get("day")
+        self.family: str | None = message.get("family")
         self.entries: list[dict[str, Any]] = list(message["entries"])
         self.next_cursor: str | None = message.get("next_cursor")
         self.updates: list[dict[str, Any]] = []  # pushed entries, oldest first

@@ -26,7 +26,7 @@ from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from websockets.protocol import State as SocketState
 
-from client.competition import LeaderboardFeed, RaceHandle
+from client.competition import LeaderboardFeed, RaceHandle, board_key
 from client.errors import AuthError, ConnectionLostError, GameOverError, error_from
 from client.game import ActionLike, GameHandle, to_action
 from client.http import DEFAULT_SERVER, HttpApi, websocket_url
@@ -71,6 +71,15 @@ class _Bucket:
                 self.tokens -= 1
                 return
             await asyncio.sleep((1 - self.tokens) / self.rate)
+
+
+def board_fields(code: str | None, day: str | None, family: str | None) -> dict[str, Any]:
+    """The request fields naming a board: a code, or a daily's day and family."""
+    if code is not None:
+        return {"code": code}
+    if day is None or family is None:
+        raise ValueError("give a code, or a daily challenge's day and family")
+    return {"day": day, "family": family}
 
 
 class SolitaireClient:
@@ -147,9 +156,14 @@ class SolitaireClient:
         return self._ws is not None and self._ws.state is SocketState.OPEN
 
     @staticmethod
-    async def create_player(server: str = DEFAULT_SERVER, name: str | None = None) -> Credentials:
-        """A new player over HTTP; the token is the player's identity, shown only once."""
-        return await HttpApi(server).create_player(name)
+    async def create_player(
+        server: str = DEFAULT_SERVER, name: str | None = None, bot: bool = False
+    ) -> Credentials:
+        """A new player over HTTP; the token is the player's identity, shown only once.
+
+        A program says so with ``bot=True``: it ranks on the bots' boards, never among people.
+        """
+        return await HttpApi(server).create_player(name, bot)
 
     # -- requests ---------------------------------------------------------------------
 
@@ -228,20 +242,36 @@ class SolitaireClient:
 
     # -- leaderboards, dailies and races ------------------------------------------------
 
-    async def subscribe_leaderboard(self, code: str, limit: int | None = None) -> LeaderboardFeed:
-        """The code's top entries now, then a pushed ``leaderboard_update`` for every change."""
-        fields: dict[str, Any] = {"code": code} if limit is None else {"code": code, "limit": limit}
+    async def subscribe_leaderboard(
+        self,
+        code: str | None = None,
+        limit: int | None = None,
+        *,
+        day: str | None = None,
+        family: str | None = None,
+    ) -> LeaderboardFeed:
+        """A board's top entries now, then a pushed ``leaderboard_update`` for every change.
+
+        A code's board, or a daily challenge's by ``day`` and ``family`` (the only
+        way while its day lasts: its code is sealed).
+        """
+        fields = board_fields(code, day, family)
+        if limit is not None:
+            fields["limit"] = limit
         reply = await self.request("subscribe_leaderboard", **fields)
-        feed = self.leaderboards.get(reply["code"])
+        key = board_key(reply)
+        feed = self.leaderboards.get(key)
         if feed is None:
-            feed = self.leaderboards[reply["code"]] = LeaderboardFeed(reply)
+            feed = self.leaderboards[key] = LeaderboardFeed(reply)
         else:
             feed.take_snapshot(reply)
         return feed
 
-    async def unsubscribe_leaderboard(self, code: str) -> None:
-        reply = await self.request("unsubscribe_leaderboard", code=code)
-        self.leaderboards.pop(reply.get("code", code), None)
+    async def unsubscribe_leaderboard(
+        self, code: str | None = None, *, day: str | None = None, family: str | None = None
+    ) -> None:
+        reply = await self.request("unsubscribe_leaderboard", **board_fields(code, day, family))
+        self.leaderboards.pop(board_key(reply), None)
 
     async def daily(self, day: str | None = None) -> dict[str, Any]:
         """Today's (or a past day's) codes per family, over HTTP."""
@@ -385,9 +415,10 @@ class SolitaireClient:
 
     async def _resubscribe(self, ws: ClientConnection) -> None:
         """Follow the same leaderboards and races again on a new connection."""
-        for code, feed in list(self.leaderboards.items()):
+        for feed in list(self.leaderboards.values()):
+            fields = board_fields(feed.code, feed.day, feed.family)
             reply = await self._exchange(
-                ws, {"type": "subscribe_leaderboard", "id": next(self._ids), "code": code}
+                ws, {"type": "subscribe_leaderboard", "id": next(self._ids), **fields}
             )
             if reply.get("type") == "leaderboard":
                 feed.take_snapshot(reply)
@@ -447,8 +478,8 @@ class SolitaireClient:
             handle.take_update(message)
         elif kind in ("game", "finished", "status") and handle is not None:
             handle.take_game(message)
-        elif kind == "leaderboard_update" and message.get("code") in self.leaderboards:
-            self.leaderboards[message["code"]].take_update(message)
+        elif kind == "leaderboard_update" and board_key(message) in self.leaderboards:
+            self.leaderboards[board_key(message)].take_update(message)
         elif kind in ("race_update", "race_progress", "race_started"):
             race = self.races.get(str(message.get("race_id") or message.get("race", {}).get("id")))
             if race is not None:

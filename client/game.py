@@ -52,7 +52,8 @@ class GameHandle:
         return self.info.id
 
     @property
-    def code(self) -> str:
+    def code(self) -> str | None:
+        """The game's code; None for a daily challenge's game (sealed: named by day and family)."""
         return self.info.code
 
     @property

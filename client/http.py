@@ -62,9 +62,13 @@ class HttpApi:
 
     # -- players ---------------------------------------------------------------
 
-    async def create_player(self, name: str | None = None) -> Credentials:
-        body = await self.call("POST", "/api/players", {"name": name} if name else {})
-        return Credentials(body["id"], body["name"], body["token"])
+    async def create_player(self, name: str | None = None, bot: bool = False) -> Credentials:
+        """A new player; ``bot=True`` says it is a program: it then ranks on the bots' boards only."""
+        fields: dict[str, Any] = {"name": name} if name else {}
+        if bot:
+            fields["bot"] = True
+        body = await self.call("POST", "/api/players", fields)
+        return Credentials(body["id"], body["name"], body["token"], bool(body.get("bot")))
 
     async def rename(self, name: str) -> Player:
         return Player.from_json(await self.call("PATCH", "/api/players/me", {"name": name}, auth=True))
@@ -97,7 +101,11 @@ class HttpApi:
     # -- competing -----------------------------------------------------------------
 
     async def daily(self, day: str | None = None) -> dict[str, Any]:
-        """``codes`` per family for today (or ``day``, YYYY-MM-DD), with ``ends_at`` for the reset."""
+        """Today's (or ``day``'s, YYYY-MM-DD) ``challenges`` per family, with ``ends_at`` for the reset.
+
+        Today's are sealed: each has only its ``commitment``; a past day's also
+        have ``code`` and ``salt`` (check them with :func:`client.daily.verify_day`).
+        """
         result: dict[str, Any] = await self.call("GET", "/api/daily" + (f"/{quote(day)}" if day else ""))
         return result
 
@@ -105,6 +113,15 @@ class HttpApi:
         """A page of a code's board: ``entries`` and ``next_cursor`` for the next page."""
         query = {"limit": str(limit), **({"cursor": cursor} if cursor else {})}
         path = f"/api/leaderboards/{quote(code)}?{urllib.parse.urlencode(query)}"
+        result: dict[str, Any] = await self.call("GET", path)
+        return result
+
+    async def daily_leaderboard(
+        self, day: str, family: str, limit: int = 50, cursor: str | None = None, kind: str = "human"
+    ) -> dict[str, Any]:
+        """A daily challenge's board by day and family (the only way while its day lasts)."""
+        query = {"limit": str(limit), "kind": kind, **({"cursor": cursor} if cursor else {})}
+        path = f"/api/daily/{quote(day)}/{quote(family)}/leaderboard?{urllib.parse.urlencode(query)}"
         result: dict[str, Any] = await self.call("GET", path)
         return result
 

@@ -29,6 +29,7 @@ class Credentials:
     id: str
     name: str
     token: str
+    bot: bool = False
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class GameInfo:
     """Who owns a game, how it ended and where it counts."""
 
     id: str
-    code: str
+    code: str | None  # None for a daily challenge's game: named by ``daily`` and ``family``
     owner: Player
     created_at: int
     finished_at: int | None
@@ -44,13 +45,15 @@ class GameInfo:
     daily: str | None
     ranked: bool
     race_id: str | None
+    family: str = ""
     raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> GameInfo:
         return cls(
             id=data["id"],
-            code=data["code"],
+            code=data.get("code"),
+            family=data.get("family", ""),
             owner=Player.from_json(data["owner"]),
             created_at=data["created_at"],
             finished_at=data.get("finished_at"),
@@ -70,7 +73,7 @@ class GameInfo:
 class GameState:
     """The public state the server sends: enough to draw the board and the information bar."""
 
-    code: str
+    code: str | None  # None for a daily challenge's game
     game: str
     variant: str
     status: str

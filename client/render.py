@@ -62,8 +62,9 @@ def clock(ms: int) -> str:
 def info_bar(state: GameState, style: Style) -> str:
     status = state.status
     shown = style.bold(status) if status == "playing" else style.paint(status.upper(), "1", "33")
+    named = state.code or f"{state.game}1-{state.variant} daily"  # a daily's game names no code
     return (
-        f"{state.code}   score {state.score}   moves {state.moves}   time {clock(state.elapsed_ms)}   "
+        f"{named}   score {state.score}   moves {state.moves}   time {clock(state.elapsed_ms)}   "
         f"{state.progress}/{state.progress_total}   {shown}"
     )
 

@@ -77,10 +77,12 @@ async def main() -> None:
     parser.add_argument("--code", help="play this code instead of the daily challenge")
     parser.add_argument("--budget", type=int, default=200, help="resign after this many moves")
     args = parser.parse_args()
-    token = args.token or (await SolitaireClient.create_player(args.server, "Bot")).token
+    # A program says it is one: it ranks on the bots' boards (?kind=bot), never among people.
+    token = args.token or (await SolitaireClient.create_player(args.server, "Bot", bot=True)).token
     async with SolitaireClient(args.server, token) as client:
         game = await (client.new_game(args.code) if args.code else client.new_game(daily=args.daily))
-        print(f"playing {game.code} as game {game.id}", flush=True)
+        named = game.code or f"the {game.info.family} daily of {game.info.daily}"  # a daily is sealed
+        print(f"playing {named} as game {game.id}", flush=True)
         await play(game, args.budget)
         state = game.state
         print(

@@ -91,7 +91,9 @@ async def test_seahaven_through_the_helpers(server: str) -> None:
 async def test_random_deals_and_bad_codes(server: str) -> None:
     async with make(server, await player(server)) as client:
         game = await client.new_game(game="SH", variant="C2")
-        assert game.code.startswith("SH1-C2-") and game.state.board["cell_count"] == 2
+        assert (
+            game.code is not None and game.code.startswith("SH1-C2-") and game.state.board["cell_count"] == 2
+        )
         with pytest.raises(BadCodeError) as bad:
             await client.new_game("SH1-C9-AAAAAAA")
         assert bad.value.part == "variant"

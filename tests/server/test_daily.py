@@ -102,6 +102,7 @@ async def test_simultaneous_first_requests_agree_across_instances(
         assert (reply["game"]["daily"], reply["game"]["family"]) == (day, "SH1-C4")
     for client, _ in starts:
         await client.close()
+
     # derived from the server secret: another secret gives other candidates
     def candidates(secret: str) -> set[str]:
         return {str(candidate(secret, day, "SH1-C4", n)) for n in range(30)}

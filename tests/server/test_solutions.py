@@ -82,15 +82,17 @@ async def test_every_daily_is_proven_winnable_and_stores_its_solution_length(
 ) -> None:
     status, body = await ahttp("GET", f"{server}/api/daily")
     assert status == 200, body
-    assert set(body["codes"]) == set(FAMILIES)
+    assert set(body["challenges"]) == set(FAMILIES)
     engine = make_engine(database_url)
     try:
         async with engine.connect() as conn:
-            rows = await conn.execute(text("SELECT code, solution_length FROM daily_challenges"))
+            query = text("SELECT code, solution_length FROM daily_challenges WHERE day = :day")
+            rows = await conn.execute(query, {"day": body["day"]})
             lengths = {row.code: row.solution_length for row in rows}
     finally:
         await engine.dispose()
-    for code in body["codes"].values():
+    assert len(lengths) == len(FAMILIES)
+    for code in lengths:
         answer = solve(code, DAILY_BUDGET)
         assert answer.result == "won" and answer.actions is not None
         assert Game.replay(code, answer.actions).status == "won"
@@ -161,12 +163,16 @@ def clocked(database_url: str, clock: ManualClock) -> Iterator[str]:
 
 
 async def test_a_daily_solution_waits_for_the_end_of_its_day(clocked: str, clock: ManualClock) -> None:
-    client = await player_client(clocked, "Daily")
+    player = await new_player(clocked, "Daily")
+    token = player["token"]
+    client = await Client.connect(clocked, token)
     reply = await client.request("new_game", daily="SH1-C4")
     game_id = reply["game"]["id"]
     await client.request("resign", game_id=game_id)
     status, body = await ahttp("GET", f"{clocked}/api/games/{game_id}/solution")
-    assert status == 409 and "day" in body["error"]["message"]
+    assert status == 403 and body["error"]["code"] == "sealed"  # to anyone but its player
+    status, body = await ahttp("GET", f"{clocked}/api/games/{game_id}/solution", token=token)
+    assert status == 409 and "day" in body["error"]["message"]  # to its player: after the day
     clock.advance(86_400_000)
     status, body = await ahttp("GET", f"{clocked}/api/games/{game_id}/solution")
     assert status == 200 and body["winnable"] is True
