@@ -313,13 +313,25 @@ async def daily(cli: Cli) -> int:
 @command("leaderboard")
 async def leaderboard(cli: Cli) -> int:
     http = SolitaireClient(cli.server).http
-    body = await http.leaderboard(cli.args.code, cli.args.limit)
-    cli.say(f"leaderboard {body['code']}")
+    target = cli.args.code.strip().upper()
+    daily = target.count("-") == 1  # a family (SH1-C2): that day's daily, by day and family
+    if daily:
+        day = cli.args.day or (await http.daily())["day"]
+        body = await http.daily_leaderboard(day, target, cli.args.limit)
+        cli.say(
+            f"leaderboard of the {target} daily of {day}" + (f" ({body['code']})" if body["code"] else "")
+        )
+    else:
+        body = await http.leaderboard(target, cli.args.limit)
+        cli.say(f"leaderboard {body['code']}")
     print_entries(cli, body["entries"])
     account = cli.config.account(cli.server)
     if account is not None:
         try:
-            mine = await http.rank(body["code"], account["id"], 2)
+            if daily:
+                mine = await http.daily_rank(body["day"], target, account["id"], 2)
+            else:
+                mine = await http.rank(body["code"], account["id"], 2)
         except SolitaireError:
             return 0
         cli.say(f"your rank: {mine['rank']}")
@@ -427,8 +439,9 @@ def build_parser() -> argparse.ArgumentParser:
     add("daily", "show the daily challenges").add_argument(
         "day", nargs="?", help="YYYY-MM-DD (default today)"
     )
-    lb = add("leaderboard", "show a code's leaderboard")
-    lb.add_argument("code")
+    lb = add("leaderboard", "show a code's leaderboard, or a family's daily (SH1-C2)")
+    lb.add_argument("code", help="a code, or a family for its daily challenge")
+    lb.add_argument("--day", help="with a family: that day's daily (YYYY-MM-DD, default today)")
     lb.add_argument("--limit", type=int, default=10)
     add("watch", "watch a game live").add_argument("game_id")
     add("verify", "replay a finished game and check its result").add_argument("game_id")

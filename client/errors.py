@@ -50,6 +50,10 @@ class ForbiddenError(SolitaireError):
     """forbidden: acting in someone else's game, or playing while anonymous."""
 
 
+class SealedError(SolitaireError):
+    """sealed: another player's daily challenge game (its moves, board or code) before its day ends."""
+
+
 class IllegalActionError(SolitaireError):
     """illegal_action: the rules refuse the action; ``rule`` and ``message`` say why."""
 
@@ -91,6 +95,7 @@ ERRORS: dict[str, type[SolitaireError]] = {
     ErrorCode.BAD_CODE: BadCodeError,
     ErrorCode.NOT_FOUND: NotFoundError,
     ErrorCode.FORBIDDEN: ForbiddenError,
+    ErrorCode.SEALED: SealedError,
     ErrorCode.ILLEGAL_ACTION: IllegalActionError,
     ErrorCode.STALE: StaleError,
     ErrorCode.GAME_OVER: GameOverError,

@@ -80,22 +80,22 @@ class HttpApi:
     # -- games -------------------------------------------------------------------
 
     async def game(self, game_id: str) -> tuple[GameInfo, GameState]:
-        body = await self.call("GET", f"/api/games/{quote(game_id)}")
+        body = await self.call("GET", f"/api/games/{quote(game_id)}", auth=True)
         return GameInfo.from_json(body["game"]), GameState.from_json(body["state"])
 
     async def game_actions(self, game_id: str) -> dict[str, Any]:
         """A finished game's log: ``code``, ``actions`` (text form) and the ``final`` summary."""
-        result: dict[str, Any] = await self.call("GET", f"/api/games/{quote(game_id)}/actions")
+        result: dict[str, Any] = await self.call("GET", f"/api/games/{quote(game_id)}/actions", auth=True)
         return result
 
     async def verify(self, game_id: str) -> dict[str, Any]:
         """The server's own replay check of a finished game (and of its leaderboard entry)."""
-        result: dict[str, Any] = await self.call("GET", f"/api/games/{quote(game_id)}/verify")
+        result: dict[str, Any] = await self.call("GET", f"/api/games/{quote(game_id)}/verify", auth=True)
         return result
 
     async def solution(self, game_id: str) -> dict[str, Any]:
         """After a game: ``winnable`` and a solution's ``actions`` from the deal (409 while open)."""
-        result: dict[str, Any] = await self.call("GET", f"/api/games/{quote(game_id)}/solution")
+        result: dict[str, Any] = await self.call("GET", f"/api/games/{quote(game_id)}/solution", auth=True)
         return result
 
     # -- competing -----------------------------------------------------------------
@@ -123,6 +123,12 @@ class HttpApi:
         query = {"limit": str(limit), "kind": kind, **({"cursor": cursor} if cursor else {})}
         path = f"/api/daily/{quote(day)}/{quote(family)}/leaderboard?{urllib.parse.urlencode(query)}"
         result: dict[str, Any] = await self.call("GET", path)
+        return result
+
+    async def daily_rank(self, day: str, family: str, player_id: str, radius: int = 5) -> dict[str, Any]:
+        """A player's entry and ``rank`` on a daily challenge's board, by day and family."""
+        board = f"/api/daily/{quote(day)}/{quote(family)}/leaderboard"
+        result: dict[str, Any] = await self.call("GET", f"{board}/players/{quote(player_id)}?radius={radius}")
         return result
 
     async def rank(self, code: str, player_id: str, radius: int = 5) -> dict[str, Any]:

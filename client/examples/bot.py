@@ -77,8 +77,11 @@ async def main() -> None:
     parser.add_argument("--code", help="play this code instead of the daily challenge")
     parser.add_argument("--budget", type=int, default=200, help="resign after this many moves")
     args = parser.parse_args()
-    # A program says it is one: it ranks on the bots' boards (?kind=bot), never among people.
-    token = args.token or (await SolitaireClient.create_player(args.server, "Bot", bot=True)).token
+    token = args.token
+    if token is None:  # a program says it is one: it ranks on the bots' boards, never among people
+        me = await SolitaireClient.create_player(args.server, "Bot", bot=True)
+        print(f"created player {me.id} (a bot)", flush=True)
+        token = me.token
     async with SolitaireClient(args.server, token) as client:
         game = await (client.new_game(args.code) if args.code else client.new_game(daily=args.daily))
         named = game.code or f"the {game.info.family} daily of {game.info.daily}"  # a daily is sealed

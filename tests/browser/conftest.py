@@ -24,7 +24,7 @@ from playwright.sync_api import (
 )
 
 from server.config import Settings
-from tests.support import ONE_ADDRESS, running_server
+from tests.support import ONE_ADDRESS, UNSCREENED, running_server
 
 CHROMIUM = os.environ.get("SOLITAIRE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -42,7 +42,12 @@ expect.set_options(timeout=15_000)
 
 
 def sqlite_settings(path: Path) -> Settings:
-    return Settings(database_url=f"sqlite+aiosqlite:///{path}", secret="test-secret", limits=ONE_ADDRESS)
+    return Settings(
+        database_url=f"sqlite+aiosqlite:///{path}",
+        secret="test-secret",
+        limits=ONE_ADDRESS,
+        screening=UNSCREENED,
+    )
 
 
 @pytest.fixture(scope="module")

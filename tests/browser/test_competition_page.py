@@ -72,14 +72,17 @@ def test_dailies_are_offered(page: Page, site: str) -> None:
     tabs = page.locator("#view-boards nav.tabs a")
     expect(tabs).to_have_count(4)
     hh_daily = str(tabs.first.get_attribute("href")).split("=")[1]
-    expect(page.locator("#board-heading")).to_contain_text(hh_daily)
+    day, family = hh_daily.split("/")  # a daily's board is named by day and family: its code is sealed
+    assert family == "HH1-N"
+    expect(page.locator("#board-heading")).to_have_text(f"Heart to Heart daily · {day}")
     page.locator("#btn-new").click()
     dialog = page.locator("#dlg-new")
     daily = dialog.locator("#new-daily")
     expect(daily).to_be_visible()
     daily.click()
-    expect(page.locator("#info-code")).to_have_text(hh_daily)
+    expect(page.locator("#info-code")).to_have_text("HH1-N daily")
     expect(board(page)).to_have_attribute("data-seq", "0")
+    assert "HH1-N-" not in page.content()  # nothing on the page names today's code
 
 
 def test_race_between_two_browsers(browser: Browser, site: str) -> None:

@@ -7,7 +7,10 @@ import re
 import sys
 from pathlib import Path
 
-from client import SolitaireClient, verify_game
+import pytest
+
+from client import SolitaireClient
+from client.errors import SealedError
 from tests import processes
 
 BOT = Path(__file__).resolve().parents[2] / "client" / "examples" / "bot.py"
@@ -23,9 +26,14 @@ async def test_the_bot_finishes_a_daily_challenge(server: str) -> None:
         text = (await processes.communicate(process, 90)).decode()
     assert process.returncode == 0, text
     found = re.search(r"finished: (won|resigned) .* game (g_\w+)", text)
-    assert found, text
+    created = re.search(r"created player (p_\w+) \(a bot\)", text)
+    assert found and created, text
     client = SolitaireClient(server)
-    info, _ = await client.http.game(found.group(2))
+    assert (await client.http.player(created.group(1)))["bot"] is True  # the bot said so
+    with pytest.raises(SealedError):  # another's daily game stays sealed until the day ends
+        await client.http.game(found.group(2))
     today = await client.daily()
-    assert info.finished and info.daily == today["day"] and info.code == today["codes"]["SH1-C1"]
-    assert (await verify_game(client.http, info.id)).ok
+    bots = await client.http.daily_leaderboard(today["day"], "SH1-C1", kind="bot")
+    assert found.group(2) in [e["game_id"] for e in bots["entries"]]  # ranked among bots
+    people = await client.http.daily_leaderboard(today["day"], "SH1-C1")
+    assert found.group(2) not in [e["game_id"] for e in people["entries"]]

@@ -39,7 +39,9 @@ async def test_dailies(server: str) -> None:
     async with make(server, await token(server, "Daily")) as client:
         today = await client.daily()
         game = await client.new_daily("HH1-N")
-        assert game.code == today["codes"]["HH1-N"] and game.info.daily == today["day"] and game.info.ranked
+        assert "codes" not in today and set(today["challenges"]["HH1-N"]) == {"commitment"}  # sealed
+        assert game.code is None and game.info.family == "HH1-N"
+        assert game.info.daily == today["day"] and game.info.ranked
         again = await client.new_daily("HH1-N")  # a second attempt is played but not ranked
         assert again.id != game.id and not again.info.ranked
 

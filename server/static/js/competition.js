@@ -10,7 +10,11 @@ import { RacePages } from "./races.js";
 /** The win screen's line: this result's rank on the code's leaderboard. */
 export async function rankText(app, info) {
   const me = app.player.id;
-  const body = await api("GET", `/api/leaderboards/${encodeURIComponent(info.code)}/players/${me}?radius=0`);
+  // A daily's board is reached by day and family: its code is sealed until the day ends.
+  const path = info.code
+    ? `/api/leaderboards/${encodeURIComponent(info.code)}`
+    : `/api/daily/${info.daily}/${encodeURIComponent(info.family)}/leaderboard`;
+  const body = await api("GET", `${path}/players/${me}?radius=0`);
   const where = info.daily ? "today's daily challenge" : `the ${info.code} leaderboard`;
   if (!info.ranked) return `Practice attempt, not ranked: your ranked attempt is #${body.rank} on ${where}.`;
   if (body.entry.game_id !== info.id) return `Your best result on this code stays #${body.rank} on ${where}.`;

@@ -9,11 +9,34 @@ export const FAMILIES = [
   { key: "SH1-C1", label: "Seahaven Hard" },
 ];
 
-/** Today's daily codes, and the server's clock (for race countdowns). */
+/** A daily challenge's board key: DAY/FAMILY (its code is sealed until the day ends). */
+export function dailyKey(day, family) {
+  return `${day}/${family}`;
+}
+
+/** DAY/FAMILY back into its parts, or null for a code. */
+export function parseDailyKey(key) {
+  const match = /^(\d{4}-\d{2}-\d{2})\/([A-Za-z0-9]+-[A-Za-z0-9]+)$/.exec(key || "");
+  return match ? { day: match[1], family: match[2].toUpperCase() } : null;
+}
+
+/** A game as people name it: its code, or for a daily's game (sealed) its family and day. */
+export function gameName(info) {
+  if (!info) return "";
+  return info.code || `${info.family} daily ${info.daily}`;
+}
+
+/** The board a game counts on: its code's, or its daily's (DAY/FAMILY). */
+export function boardOf(info) {
+  return info.code || dailyKey(info.daily, info.family);
+}
+
+/** Today's daily challenges (sealed: commitments, no codes), and the server's clock. */
 export class Dailies extends EventTarget {
   constructor() {
     super();
     this.codes = {};
+    this.challenges = {};
     this.day = null;
     this.offsetMs = 0;
     this.timer = null;
@@ -24,7 +47,8 @@ export class Dailies extends EventTarget {
     const body = await api("GET", "/api/daily");
     const back = Date.now();
     this.offsetMs = body.now - (sent + back) / 2;
-    this.codes = body.codes || {};
+    this.codes = body.codes || {}; // only a past day's: today's are sealed
+    this.challenges = body.challenges || {};
     this.day = body.day;
     clearTimeout(this.timer);
     const untilReset = Math.max(1000, body.ends_at - body.now + 1500);
@@ -38,11 +62,11 @@ export class Dailies extends EventTarget {
   }
 
   dailyFor(family) {
-    const code = this.codes[family];
-    return code ? { code, label: `${this.day}` } : null;
+    return this.challenges[family] ? { key: dailyKey(this.day, family), label: `${this.day}` } : null;
   }
 
-  familyOf(code) {
-    return Object.keys(this.codes).find((family) => this.codes[family] === code) || null;
+  /** Today's board key of a family (DAY/FAMILY), or null before the challenges are loaded. */
+  keyOf(family) {
+    return this.challenges[family] ? dailyKey(this.day, family) : null;
   }
 }

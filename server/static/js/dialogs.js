@@ -135,9 +135,9 @@ export class ShareDialog {
     });
   }
 
-  show(code, gameId) {
+  show(code, gameId, dealLink = linkTo("code", code)) {
     this.code = code;
-    this.dealLink = linkTo("code", code);
+    this.dealLink = dealLink;
     document.getElementById("share-code").value = code;
     document.getElementById("share-deal").value = this.dealLink;
     document.getElementById("share-watch").value = gameId ? linkTo("game", gameId) : "";
@@ -169,7 +169,7 @@ export class EndDialog {
   show({ state, kind, rankText, canBoard }) {
     const won = kind === "won";
     const [title, text] = won
-      ? ["You won!", `All ${state.progress_total} cards cleared in ${state.code}.`]
+      ? ["You won!", `All ${state.progress_total} cards cleared in ${state.code || "the daily challenge"}.`]
       : DEAD_END_TEXT[kind] || DEAD_END_TEXT.stalemate;
     this.dialog.dataset.kind = kind;
     document.getElementById("dlg-end-title").textContent = title;

@@ -31,7 +31,7 @@ export class InfoBar {
     this.score.textContent = String(state.score);
     this.moves.textContent = String(state.moves);
     this.progress.textContent = `${state.progress} / ${state.progress_total}`;
-    this.code.textContent = state.code;
+    this.code.textContent = state.code || `${state.game}1-${state.variant} daily`; // a daily's code is sealed
     this.tick();
   }
 

@@ -1,16 +1,36 @@
 // Leaderboard pages: today's dailies and any code, updated live.
 //
-// The page subscribes to the code's board over the WebSocket (subscribe_leaderboard); each
+// A board is named by a code, or, for a daily challenge, by DAY/FAMILY: its code is sealed
+// until the day ends, so the server answers it by day and family only.
+// The page subscribes to the board over the WebSocket (subscribe_leaderboard); each
 // leaderboard_update push re-reads the top of the board and the player's own window over HTTP,
 // so every rank shown is the server's.
 
-import { FAMILIES } from "./dailies.js";
+import { FAMILIES, dailyKey, parseDailyKey } from "./dailies.js";
 import { api } from "./identity.js";
 import { formatTime } from "./infobar.js";
 import { el } from "./ui.js";
 
 const CODE_RE = /^\s*[A-Za-z]{2}\d+-[A-Za-z0-9]+-[A-Za-z2-7]{7}\s*$/;
 const PAGE = 25;
+
+/** The HTTP path of a board: a code's, or a daily's by day and family. */
+function boardPath(key) {
+  const daily = parseDailyKey(key);
+  if (daily) return `/api/daily/${daily.day}/${encodeURIComponent(daily.family)}/leaderboard`;
+  return `/api/leaderboards/${encodeURIComponent(key)}`;
+}
+
+/** The subscribe_leaderboard fields naming a board. */
+function boardFields(key) {
+  const daily = parseDailyKey(key);
+  return daily ? { day: daily.day, family: daily.family } : { code: key };
+}
+
+/** The board a leaderboard message is about. */
+function messageKey(message) {
+  return message.code || dailyKey(message.day, message.family);
+}
 const RESULTS = { won: "Won", resigned: "Gave up", expired: "Expired", stalemate: "Stalemate", stuck: "Stuck", lost: "No winning line" };
 
 export class LeaderboardPage {
@@ -66,16 +86,16 @@ export class LeaderboardPage {
   }
 
   defaultCode() {
-    return this.code || this.dailies.codes["HH1-N"] || (this.app.session.state && this.app.session.state.code) || null;
+    return this.code || this.dailies.keyOf("HH1-N") || (this.app.session.state && this.app.session.state.code) || null;
   }
 
   renderTabs() {
-    const tabs = FAMILIES.filter((f) => this.dailies.codes[f.key]).map((f) => {
-      const code = this.dailies.codes[f.key];
+    const tabs = FAMILIES.filter((f) => this.dailies.keyOf(f.key)).map((f) => {
+      const key = this.dailies.keyOf(f.key);
       return el("a", {
         class: "btn",
-        href: `#board=${code}`,
-        "aria-current": code === this.code ? "page" : null,
+        href: `#board=${key}`,
+        "aria-current": key === this.code ? "page" : null,
         dataset: { family: f.key },
       }, `${f.label} daily`);
     });
@@ -108,8 +128,9 @@ export class LeaderboardPage {
     if (this.subscribed && this.subscribed !== code) this.unsubscribe();
     this.code = code;
     this.renderTabs();
-    const family = this.dailies.familyOf(code);
-    const label = family ? `${FAMILIES.find((f) => f.key === family).label} daily · ${code}` : code;
+    const daily = parseDailyKey(code);
+    const known = daily && FAMILIES.find((f) => f.key === daily.family);
+    const label = daily ? `${known ? known.label : daily.family} daily · ${daily.day}` : code;
     this.heading.textContent = label;
     this.section.dataset.code = code;
     this.renderActions(code);
@@ -117,6 +138,12 @@ export class LeaderboardPage {
   }
 
   renderActions(code) {
+    const daily = parseDailyKey(code);
+    if (daily) {
+      const today = daily.day === this.dailies.day;
+      this.actions.replaceChildren(...(today ? [el("a", { class: "btn primary", href: `#daily=${daily.family}` }, "Play this daily")] : []));
+      return;
+    }
     this.actions.replaceChildren(
       el("a", { class: "btn primary", href: `#code=${code}` }, "Play this code"),
       el("button", { class: "btn", type: "button", onclick: () => this.app.races.openRace({ code }) }, "Race on this code"),
@@ -126,7 +153,7 @@ export class LeaderboardPage {
   async subscribe(code) {
     try {
       await this.app.net.whenReady();
-      const reply = await this.app.net.request("subscribe_leaderboard", { code, limit: PAGE });
+      const reply = await this.app.net.request("subscribe_leaderboard", { ...boardFields(code), limit: PAGE });
       if (this.code !== code) return;
       this.subscribed = code;
       this.render(reply.entries, reply.next_cursor);
@@ -147,7 +174,7 @@ export class LeaderboardPage {
   unsubscribe() {
     const code = this.subscribed;
     this.subscribed = null;
-    if (code) this.app.net.request("unsubscribe_leaderboard", { code }).catch(() => {});
+    if (code) this.app.net.request("unsubscribe_leaderboard", boardFields(code)).catch(() => {});
   }
 
   leave() {
@@ -155,7 +182,7 @@ export class LeaderboardPage {
   }
 
   onPush(message) {
-    if (message.type !== "leaderboard_update" || message.code !== this.subscribed) return;
+    if (message.type !== "leaderboard_update" || messageKey(message) !== this.subscribed) return;
     this.flash = message.entry.player.id;
     clearTimeout(this.refreshTimer);
     this.refreshTimer = setTimeout(() => this.refresh(), 120);
@@ -166,7 +193,7 @@ export class LeaderboardPage {
     if (!code) return;
     try {
       const limit = Math.min(100, Math.max(PAGE, this.rowCount || 0));
-      const body = await api("GET", `/api/leaderboards/${encodeURIComponent(code)}?limit=${limit}`);
+      const body = await api("GET", `${boardPath(code)}?limit=${limit}`);
       if (code !== this.subscribed) return;
       this.render(body.entries, body.next_cursor);
       this.loadMine(body.entries);
@@ -182,7 +209,7 @@ export class LeaderboardPage {
       return;
     }
     try {
-      const body = await api("GET", `/api/leaderboards/${encodeURIComponent(this.code)}/players/${me}?radius=0`);
+      const body = await api("GET", `${boardPath(this.code)}/players/${me}?radius=0`);
       this.mine.textContent = `Your rank: #${body.rank} (${describe(body.entry)})`;
     } catch {
       this.mine.textContent = "You have no result on this code yet.";
@@ -194,7 +221,7 @@ export class LeaderboardPage {
     const code = this.code;
     try {
       const query = `limit=${PAGE}&cursor=${encodeURIComponent(this.cursor)}`;
-      const body = await api("GET", `/api/leaderboards/${encodeURIComponent(code)}?${query}`);
+      const body = await api("GET", `${boardPath(code)}?${query}`);
       if (code !== this.code) return;
       this.table.tBodies[0].append(...body.entries.map((entry) => this.row(entry)));
       this.rowCount += body.entries.length;

@@ -1,11 +1,12 @@
 // Boot: identity, connection, the game session and the views, driven by the address's fragment.
 
+import { boardOf, gameName } from "./dailies.js";
 import { EndDialog, NewGameDialog, SettingsDialog, ShareDialog } from "./dialogs.js";
 import { createPlayer, ensurePlayer, rememberName, rename } from "./identity.js";
 import { typingIn } from "./keys.js";
 import { Net, socketUrl } from "./net.js";
 import { PlayView } from "./play.js";
-import { parseHash, replaceHash } from "./router.js";
+import { linkTo, parseHash, replaceHash } from "./router.js";
 import { GameSession } from "./session.js";
 import { Settings } from "./settings.js";
 import { SolutionDialog } from "./solution.js";
@@ -152,7 +153,7 @@ class App {
 
   onGameState({ info, role }) {
     if (role === "owner") localStorage.setItem(LAST_GAME, info.id);
-    document.title = `${info.code} · Solitaire`;
+    document.title = `${gameName(info)} · Solitaire`;
   }
 
   onGameLost() {
@@ -166,7 +167,7 @@ class App {
     if (choice === "undo") this.play.undo();
     else if (choice === "resign") this.session.resign().catch((error) => toast(error.message, { kind: "error" }));
     else if (choice === "new") this.newGame.show({ game: this.play.kind });
-    else if (choice === "board") location.hash = `board=${this.session.info.code}`;
+    else if (choice === "board") location.hash = `board=${boardOf(this.session.info)}`;
     else if (choice === "solution") this.showSolution(this.session.info);
   }
 
@@ -177,6 +178,12 @@ class App {
   openShare() {
     const state = this.session.state;
     if (!state) return;
+    const info = this.session.info;
+    if (!state.code && info) {
+      // A daily's code is sealed: share the day's challenge of the family instead.
+      this.share.show(gameName(info), this.session.gameId, linkTo("daily", info.family));
+      return;
+    }
     this.share.show(state.code, this.session.gameId);
   }
 

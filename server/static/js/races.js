@@ -117,8 +117,8 @@ export class RacePages {
     this.detail.hidden = true;
     this.loadLiveGames();
     const state = this.app.session.state;
-    this.current.hidden = !state;
-    if (state) {
+    this.current.hidden = !state || !state.code; // a daily's code is sealed: no race on it
+    if (state && state.code) {
       this.current.textContent = `Race on the deal on screen (${state.code})`;
       this.current.onclick = () => this.openRace({ code: state.code });
     }
@@ -136,7 +136,7 @@ export class RacePages {
       el(
         "li",
         {},
-        el("a", { href: linkTo("game", g.id), class: "live-game" }, `${g.owner.name} · ${g.code}`),
+        el("a", { href: linkTo("game", g.id), class: "live-game" }, `${g.owner.name} · ${g.code || "daily"}`),
         el("span", { class: "muted" }, ` ${g.moves} moves, ${g.progress} cleared${g.race_id ? " · racing" : ""}`),
       ),
     );
