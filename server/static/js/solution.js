@@ -9,7 +9,7 @@
 
 import { cardName, rankText, SUITS } from "./cards.js";
 import { HeartsBoard } from "./hearts.js";
-import { api } from "./identity.js";
+import { api, storedPlayer } from "./identity.js";
 import { SeahavenBoard } from "./seahaven.js";
 import { el } from "./ui.js";
 
@@ -128,11 +128,13 @@ export class SolutionDialog {
     let answer = this.answers.get(info.id);
     if (!answer) {
       try {
-        answer = await api("GET", `/api/games/${encodeURIComponent(info.id)}/solution`);
+        // With the player's token: a daily's solution is sealed to everyone else until its day ends.
+        const me = storedPlayer();
+        answer = await api("GET", `/api/games/${encodeURIComponent(info.id)}/solution`, undefined, me && me.token);
       } catch (error) {
         if (this.gameId !== info.id) return;
         // A refusal (a daily until its day ends, a game still open) carries the server's reason.
-        this.setState(error.code === "conflict" ? "refused" : "error", error.message || "The solution could not be fetched");
+        this.setState(["conflict", "sealed"].includes(error.code) ? "refused" : "error", error.message || "The solution could not be fetched");
         return;
       }
       this.answers.set(info.id, answer);
