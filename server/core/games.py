@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from array import array
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from server.storage.writer import GroupWriter, Write
 from server.vocabulary import ErrorCode
 
 IDLE_GAP_CAP_MS = 60_000
+MAX_GAP_MS = 2**32 - 1  # a think-time gap is kept in 32 bits (49 days)
 
 
 @dataclass
@@ -57,7 +59,8 @@ class LiveGame:
     cached_fingerprint: str | None = None  # both caches are cleared whenever the game changes
     cached_state: Encoded | None = None
     lost_seq: int | None = None  # the dead-end solver proved no win remains at this seq
-    times: tuple[int, ...] = ()  # when each action was accepted: the think-time signals' input
+    # Milliseconds between accepted actions, for the think-time signals (4 bytes each).
+    gaps: array[int] = field(default_factory=lambda: array("I"))
 
     @property
     def status(self) -> Status:
@@ -160,9 +163,11 @@ class LiveGame:
     def advance(self, outcome: Outcome, now_ms: int) -> None:
         """Take an accepted outcome into memory (after it was committed)."""
         if self.last_action_ms is not None:
-            self.elapsed_ms += min(max(0, now_ms - self.last_action_ms), IDLE_GAP_CAP_MS)
+            gap = max(0, now_ms - self.last_action_ms)
+            self.elapsed_ms += min(gap, IDLE_GAP_CAP_MS)
+            # A new array, not an append: a draft shares its fields with the adopted game.
+            self.gaps = self.gaps + array("I", (min(gap, MAX_GAP_MS),))
         self.last_action_ms = now_ms
-        self.times = (*self.times, now_ms)  # a new tuple: a draft never changes the adopted game
         self.game = outcome.game
         self.invalidate()
         self.last_action = outcome.action

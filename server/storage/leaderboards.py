@@ -218,7 +218,9 @@ async def with_flagged(
     bucket sums of :func:`top`: flagged entries are few and the view is for
     reviewing, not the hot path.
     """
-    shown = (T.c.code == code) & (T.c.kind == kind) & (T.c.listed | (T.c.standing == Standing.FLAGGED))
+    banned = select(P.c.id).where(P.c.banned_ms.is_not(None))
+    flagged = (T.c.standing == Standing.FLAGGED) & T.c.player_id.not_in(banned)  # a ban hides it too
+    shown = (T.c.code == code) & (T.c.kind == kind) & (T.c.listed | flagged)
     query = _entries().where(shown)
     if cursor is not None:
         key, player_id = decode_cursor(cursor)

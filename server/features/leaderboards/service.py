@@ -67,7 +67,7 @@ class Leaderboards:
         kind, banned = await player_kind(conn, live.owner_id)
         if banned:  # a banned player's games stop counting
             return
-        signals = time_signals(live.times, live.game.moves, live.undos)
+        signals = time_signals(live.gaps, live.game.seq, live.game.moves, live.undos)
         reasons = [] if kind == PlayerKind.BOT else flag_reasons(signals, self.services.settings.screening)
         standing = Standing.FLAGGED if reasons else Standing.OK
         values = {**entry_values(live), "kind": kind, "standing": standing, "listed": not reasons}

@@ -32,14 +32,13 @@ def gaps(times: Sequence[int]) -> list[int]:
     return [max(0, b - a) for a, b in itertools.pairwise(times)]
 
 
-def time_signals(times: Sequence[int], moves: int, undos: int) -> TimeSignals:
-    """The think-time figures of one game's action times."""
-    between = gaps(times)
+def time_signals(between: Sequence[int], actions: int, moves: int, undos: int) -> TimeSignals:
+    """The think-time figures of one game's gaps between accepted actions (``LiveGame.gaps``)."""
     if not between:
-        return TimeSignals(len(times), moves, 0, 0, 0, undos)
+        return TimeSignals(actions, moves, 0, 0, 0, undos)
     spread = statistics.pstdev(between) if len(between) > 1 else 0.0
     return TimeSignals(
-        actions=len(times),
+        actions=actions,
         moves=moves,
         median_gap_ms=round(statistics.median(between)),
         min_gap_ms=min(between),
