@@ -118,10 +118,11 @@ async def read_line(prompt: str, out: IO[str]) -> str | None:
 
 @command("player create")
 async def player_create(cli: Cli) -> int:
-    credentials = await SolitaireClient.create_player(cli.server, cli.args.name)
+    credentials = await SolitaireClient.create_player(cli.server, cli.args.name, bot=cli.args.bot)
     cli.config.set_account(cli.server, credentials.id, credentials.name, credentials.token)
     cli.config.save()
-    cli.say(f"created player {credentials.name} ({credentials.id}) on {cli.server}")
+    kind = " (a bot: it ranks on the bots' boards)" if credentials.bot else ""
+    cli.say(f"created player {credentials.name} ({credentials.id}) on {cli.server}{kind}")
     cli.say(f"token saved in {cli.config.path}")
     return 0
 
@@ -427,7 +428,11 @@ def build_parser() -> argparse.ArgumentParser:
         return found
 
     player = add("player", "create or show your player").add_subparsers(dest="action", required=True)
-    add("create", "create a player and keep its token", player).add_argument("--name")
+    create = add("create", "create a player and keep its token", player)
+    create.add_argument("--name")
+    create.add_argument(
+        "--bot", action="store_true", help="a program plays as this player: it ranks on the bots' boards only"
+    )
     add("show", "show the saved player", player)
     add("rename", "rename your player", player).add_argument("name")
     p = add("play", "play a game in the terminal")

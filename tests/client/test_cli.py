@@ -130,6 +130,11 @@ async def test_deal_prints_the_spec_vector(run: Run) -> None:
     assert "cells 3C 4H - -" in out
 
 
+async def test_a_player_created_as_a_bot_says_so(run: Run) -> None:
+    code, out = await run("player", "create", "--name", "Clanky", "--bot")
+    assert code == 0 and "(a bot" in out, out
+
+
 async def test_daily_and_leaderboard(run: Run) -> None:
     await run("player", "create", "--name", "Daily")
     code, out = await run("daily")
