@@ -276,9 +276,3 @@ async def around(
     start = better_me + parts[0] - len(up)
     entries = _ranked(window, start, better_first)
     return Window(entries, me=entries[len(up)])
-
-
-async def player_entry(conn: AsyncConnection, code: str, player_id: str) -> Row[Any] | None:
-    """A player's entry on a code, listed or not (for the operators)."""
-    query = select(T).where(T.c.code == code, T.c.player_id == player_id)
-    return (await conn.execute(query)).first()

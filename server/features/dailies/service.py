@@ -147,10 +147,6 @@ class Dailies:
             self._remember(challenge)
         return out
 
-    async def codes_of_day(self, day: str) -> dict[str, str]:
-        """Every family's code of a day (today's too: for the server's own use, never shown)."""
-        return {c.family: c.code for c in await self.challenges_of_day(day)}
-
     async def sealed_code(self, code: str) -> bool:
         """Whether a code is a daily challenge whose day has not ended."""
         day = await self.day_of_code(code)
