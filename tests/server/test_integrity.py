@@ -10,6 +10,7 @@ apart; an operator's ban hides a player's entry and is audited.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import random
@@ -166,6 +167,11 @@ async def test_a_second_player_gets_nothing_of_a_daily_until_its_day_ends(
     assert status == 200 and published["codes"]["SH1-C4"] == code
     checks = verify_day(published, earlier=sealed_day)  # the client library's check
     assert len(checks) == 4 and all(c.ok for c in checks), checks
+    command = [sys.executable, "-m", "client.cli", "--server", base, "daily", day]  # and the CLI's
+    shown = await asyncio.to_thread(
+        subprocess.run, command, capture_output=True, text=True, timeout=60, cwd=ROOT, check=False
+    )
+    assert shown.returncode == 0 and shown.stdout.count("verified against its commitment") == 4, shown
     tampered = json.loads(json.dumps(published))
     tampered["challenges"]["SH1-C4"]["code"] = str(random_code("SH", "C4", 5))
     assert not next(c for c in verify_day(tampered) if c.family == "SH1-C4").ok
@@ -235,6 +241,19 @@ async def test_servers_without_a_secret_generate_one_each_and_keep_published_day
 
 
 # -- cheat signals, bots, moderation --------------------------------------------------------------
+
+
+async def stored_rows(database_url: str, sql: str) -> list[dict[str, Any]]:
+    from sqlalchemy import text
+
+    from server.storage.db import make_engine
+
+    engine = make_engine(database_url)
+    try:
+        async with engine.connect() as conn:
+            return [dict(r._mapping) for r in await conn.execute(text(sql))]
+    finally:
+        await engine.dispose()
 
 
 def admin_cli(database_url: str, *args: str) -> Any:
@@ -317,6 +336,11 @@ async def test_a_scripted_line_is_flagged_a_paced_one_is_not_and_operators_act(
     made = admin_cli(database_url, "--operator", "alice", "create-token", "alice")
     token = made["token"]
     assert token.startswith("sa_")
+    stored = await stored_rows(database_url, "SELECT * FROM admin_tokens")
+    assert [r["token_hash"] for r in stored if r["id"] == made["id"]] == [
+        hashlib.sha256(token.encode()).hexdigest()
+    ]
+    assert token not in json.dumps(stored)  # only its hash is kept
     for wrong in (None, scripted["token"], "sa_not-a-token"):
         status, body = await admin("GET", base, "flagged", wrong)
         assert status == 401 and body["error"]["code"] == "bad_token", body
