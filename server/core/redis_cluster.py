@@ -194,6 +194,7 @@ class RedisCluster:
         self._wake = asyncio.Event()
         self._changes: list[tuple[bool, str]] = []  # (subscribe?, topic), in order
         self._changed = asyncio.Event()
+        self._subscribed: set[str] = set()  # topics whose channel this instance is subscribed to
         self._interest_seen = 0  # interest announcements received: a publish count older is stale
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -267,6 +268,7 @@ class RedisCluster:
             self._changes.clear()  # everything wanted now is subscribed below
             topics = self.hub.local_topics()
             await pubsub.subscribe(self.control, *(self.channel(t) for t in topics))
+            self._subscribed = set(topics)
             self._pubsub = pubsub
             self.hub.quiet.clear()  # whoever watched what, before the break, is unknown
             self._set_connected(True)
@@ -308,11 +310,13 @@ class RedisCluster:
             changes, self._changes = self._changes, []
             for subscribe, topic in changes:
                 here = self.hub.has_local(topic)
-                if subscribe and here:
+                if subscribe and here and topic not in self._subscribed:
                     await pubsub.subscribe(self.channel(topic))
+                    self._subscribed.add(topic)
                     self.send_control(INTEREST, topic)
-                elif not subscribe and not here:
+                elif not subscribe and not here and topic in self._subscribed:
                     await pubsub.unsubscribe(self.channel(topic))
+                    self._subscribed.discard(topic)
 
     def _received(self, channel: str, data: str) -> None:
         sender, kind, body = data.split(SEP, 2)
@@ -363,7 +367,8 @@ class RedisCluster:
         if self._interest_seen != interest_before:
             return  # someone subscribed meanwhile: these counts may be older than that
         for (topic, kind, _), count in zip(batch, counts, strict=True):
-            if topic and kind == FRAME and int(count) - self.hub.has_local(topic) <= 0:
+            if topic and kind == FRAME and int(count) - (topic in self._subscribed) <= 0:
+                log.debug("redis: %s has no subscriber elsewhere", topic)
                 if len(self.hub.quiet) >= QUIET_LIMIT:
                     self.hub.quiet.clear()
                 self.hub.quiet.add(topic)
