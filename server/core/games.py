@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import random
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -35,7 +36,8 @@ from server.storage.writer import GroupWriter, Write
 from server.vocabulary import ErrorCode
 
 IDLE_GAP_CAP_MS = 60_000
-TAKE_ATTEMPTS = 3  # an action whose game another instance took meanwhile is retried this often
+TAKE_ATTEMPTS = 6  # an action whose game another instance took meanwhile is retried this often
+TAKE_BACKOFF_S = 0.005  # before a retry: a random wait up to this, doubled each time
 
 
 class Moved(Exception):
@@ -405,8 +407,9 @@ class GameService:
         self, game_id: str, player_id: str, seq: int, action: Action, origin: Subscriber | None, brief: bool
     ) -> dict[str, Any]:
         """Take the game back and read it again: the action may be a ``duplicate`` or ``stale`` now."""
-        for _ in range(TAKE_ATTEMPTS - 1):
-            live = await self.locked(game_id)
+        for attempt in range(TAKE_ATTEMPTS - 1):
+            await asyncio.sleep(random.uniform(0, TAKE_BACKOFF_S * 2**attempt))  # two instances taking
+            live = await self.locked(game_id)  # turns at once settle instead of fencing each other
             try:
                 return await self._act_locked(live, player_id, seq, action, origin, brief)
             except Moved:

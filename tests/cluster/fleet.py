@@ -62,6 +62,11 @@ def server_env(database_url: str, redis_url: str | None, prefix: str, port: int)
     return env
 
 
+def server_argv() -> list[str]:
+    level = os.environ.get("SOLITAIRE_TEST_LOG_LEVEL", "warning")
+    return [sys.executable, "-m", "server.cli", "--log-level", level]
+
+
 def migrate(database_url: str) -> None:
     done = run([sys.executable, "-m", "server.cli", "migrate", "--database-url", database_url], 120, cwd=ROOT)
     assert done.returncode == 0, done.stderr
@@ -99,7 +104,7 @@ class Fleet:
         port = port or free_port()
         url = self.redis_url if redis_url is True else (redis_url or None)
         stack = contextlib.ExitStack()
-        argv = [sys.executable, "-m", "server.cli", "--log-level", os.environ.get("H16_LOG", "warning")]
+        argv = server_argv()
         proc = stack.enter_context(
             started(
                 argv,
@@ -117,7 +122,7 @@ class Fleet:
     def refused(self, redis_url: str | None) -> subprocess.CompletedProcess[str]:
         """Start an instance that should refuse to start; its exit and what it said."""
         env = server_env(self.database_url, redis_url, self.prefix, free_port())
-        return run([sys.executable, "-m", "server.cli", "--log-level", os.environ.get("H16_LOG", "warning")], 60, cwd=ROOT, env=env)
+        return run(server_argv(), 60, cwd=ROOT, env=env)
 
     def close(self) -> None:
         self.stack.close()
