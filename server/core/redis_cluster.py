@@ -194,7 +194,8 @@ class RedisCluster:
         self._wake = asyncio.Event()
         self._changes: list[tuple[bool, str]] = []  # (subscribe?, topic), in order
         self._changed = asyncio.Event()
-        self._subscribed: set[str] = set()  # topics whose channel this instance is subscribed to
+        self._subscribed: set[str] = set()  # topics whose channel this instance asked to subscribe to
+        self._confirmed: set[str] = set()  # ... and whose subscription Redis has confirmed
         self._interest_seen = 0  # interest announcements received: a publish count older is stale
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -263,12 +264,12 @@ class RedisCluster:
             await asyncio.sleep(RETRY_S)
 
     async def _subscribed_session(self, interrupted: bool) -> None:
-        pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+        pubsub = self.redis.pubsub()
         try:
             self._changes.clear()  # everything wanted now is subscribed below
             topics = self.hub.local_topics()
             await pubsub.subscribe(self.control, *(self.channel(t) for t in topics))
-            self._subscribed = set(topics)
+            self._subscribed, self._confirmed = set(topics), set()
             self._pubsub = pubsub
             self.hub.quiet.clear()  # whoever watched what, before the break, is unknown
             self._set_connected(True)
@@ -299,8 +300,21 @@ class RedisCluster:
                     quiet_since = time.monotonic()
                 continue
             quiet_since = time.monotonic()
-            if message.get("type") == "message":
+            kind = message.get("type")
+            if kind == "message":
                 self._received(message["channel"].decode(), message["data"].decode())
+            elif kind in ("subscribe", "unsubscribe"):
+                self._confirm(message["channel"].decode(), kind == "subscribe")
+
+    def _confirm(self, channel: str, subscribed: bool) -> None:
+        """Redis counts this instance among a channel's subscribers from here on (or no longer)."""
+        if channel == self.control:
+            return
+        topic = channel[len(self.prefix) + 3 :]
+        if subscribed:
+            self._confirmed.add(topic)
+        else:
+            self._confirmed.discard(topic)
 
     async def _apply_changes(self, pubsub: PubSub) -> None:
         """Subscribe and unsubscribe topic channels as local subscribers come and go."""
@@ -353,6 +367,8 @@ class RedisCluster:
             metrics.REDIS_DROPPED.inc(len(batch))
             return
         interest_before = self._interest_seen
+        # whether Redis counts this instance among each topic's receivers: True, False, or unknown
+        counted = [self._counted(topic) for topic, _, _ in batch]
         try:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for topic, kind, body in batch:
@@ -366,12 +382,20 @@ class RedisCluster:
         metrics.REDIS_PUBLISHED.inc(len(batch))
         if self._interest_seen != interest_before:
             return  # someone subscribed meanwhile: these counts may be older than that
-        for (topic, kind, _), count in zip(batch, counts, strict=True):
-            if topic and kind == FRAME and int(count) - (topic in self._subscribed) <= 0:
-                log.debug("redis: %s has no subscriber elsewhere", topic)
+        for (topic, kind, _), count, me in zip(batch, counts, counted, strict=True):
+            if topic and kind == FRAME and me is not None and int(count) - me <= 0:
                 if len(self.hub.quiet) >= QUIET_LIMIT:
                     self.hub.quiet.clear()
                 self.hub.quiet.add(topic)
+
+    def _counted(self, topic: str) -> bool | None:
+        """Whether a publish now reaches this instance's own subscription (None: it may or may not:
+        a subscription asked for but not yet confirmed, or one being dropped)."""
+        if topic in self._confirmed and topic in self._subscribed:
+            return True
+        if topic not in self._confirmed and topic not in self._subscribed:
+            return False
+        return None
 
     # -- leadership --------------------------------------------------------------------
 

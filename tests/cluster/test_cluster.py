@@ -2,7 +2,7 @@
 
 Owner, spectator and leaderboard subscriber on three different instances; one
 action sent to two instances at once; the refusal of a second instance without
-Redis.
+Redis; a race whose racers are on different instances.
 """
 
 from __future__ import annotations
@@ -123,3 +123,40 @@ async def test_the_same_action_sent_to_two_instances_at_once_is_applied_once(fle
     assert [seq for seq, _ in stored] == list(range(6))
     stale = await on_b.act(game["id"], 2, **next_action(mirror))
     assert stale["type"] == "error" and stale["code"] == "stale" and stale["seq"] == 6
+
+
+async def race_event(client: Client, event: str) -> dict[str, Any]:
+    while True:
+        update = await client.next_push("race_update", timeout=10)
+        if update["event"] == event:
+            return update
+
+
+async def test_a_race_with_racers_on_different_instances(fleet: Fleet) -> None:
+    a, b = fleet.start(), fleet.start()
+    host_player, guest_player = await new_player(a.url, "Host"), await new_player(b.url, "Guest")
+    host = await Client.connect(a.url, host_player["token"])
+    guest = await Client.connect(b.url, guest_player["token"])
+    race = (await host.request("race_open", game="SH", variant="C4"))["race"]
+    joined = await guest.request("race_join", race_id=race["id"])
+    assert joined["type"] == "race" and len(joined["race"]["racers"]) == 2, joined
+    assert len((await race_event(host, "joined"))["race"]["racers"]) == 2
+    assert (await host.request("race_start", race_id=race["id"], countdown_s=0))["type"] == "race"
+    host_start = await host.next_push("race_started", timeout=10)
+    guest_start = await guest.next_push("race_started", timeout=10)
+    assert host_start["game"]["code"] == guest_start["game"]["code"] == race["code"]
+    guest_game = guest_start["game"]["id"]
+    reply, _ = await play_one(guest, guest_game, Game.new(race["code"]))
+    while True:  # the guest's move, seen on A (after their game's start)
+        progress = await host.next_push("race_progress", timeout=5)
+        assert progress["race_id"] == race["id"]
+        if progress["racer"]["moves"] == reply["state"]["moves"]:
+            break
+    assert (await guest.request("resign", game_id=guest_game))["type"] == "game"
+    assert (await host.request("resign", game_id=host_start["game"]["id"]))["type"] == "game"
+    for client in (host, guest):
+        finished = await race_event(client, "finished")
+        assert finished["race"]["status"] == "finished"
+        assert sorted(r["place"] for r in finished["race"]["racers"]) == [1, 2]
+    extra = [m for m in host.pushed + guest.pushed if m.get("event") == "finished"]
+    assert not extra, extra  # ended once, by one instance
