@@ -19,6 +19,7 @@ import logging
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -32,7 +33,6 @@ from server.core.context import Handler, Handlers
 from server.core.games import GameService
 from server.core.hub import Hub
 from server.core.quotas import Quotas
-from server.core.redis_cluster import RedisCluster
 from server.core.services import Services
 from server.edge import http, ws
 from server.edge.http import Ping
@@ -49,8 +49,10 @@ from server.features.replays.api import ReplaysApi
 from server.features.solutions.api import SolutionsApi
 from server.features.solutions.service import DeadEnds, Solutions
 from server.storage.db import DatabaseLock, InstanceLock, is_sqlite, make_engine, migrate, sessionmaker
-from server.storage.leases import FencedWriter
 from server.storage.writer import GroupWriter
+
+if TYPE_CHECKING:  # imported where several instances are composed: one alone never loads Redis
+    from server.core.redis_cluster import RedisCluster
 
 log = logging.getLogger(__name__)
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -92,6 +94,9 @@ def build_services(settings: Settings, clock: Clock) -> Services:
 
 def build_cluster_services(settings: Settings, clock: Clock) -> tuple[Services, RedisCluster]:
     """One of several instances: games taken through fencing tokens, fan-out and leader through Redis."""
+    from server.core.redis_cluster import RedisCluster
+    from server.storage.leases import FencedWriter
+
     if is_sqlite(settings.database_url):
         raise ValueError("several instances (--redis-url) need PostgreSQL: one process per SQLite file")
     engine = make_engine(settings.database_url)

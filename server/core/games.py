@@ -368,7 +368,7 @@ class GameService:
     async def locked(self, game_id: str) -> LiveGame:
         """The game with its lock acquired (caller releases): retries if it was evicted."""
         while True:
-            live = await self.owned(game_id)
+            live = await (self.require(game_id) if self.leases is None else self.owned(game_id))
             await live.lock.acquire()
             if not live.evicted:
                 return live

@@ -253,13 +253,7 @@ class Connection:
             self.session.authenticated(request, (player.id, player.name))
 
     async def _call(self, call: Call) -> None:
-        token = REQUEST.set(call.request_id)
-        try:
-            await self._call_handler(call)
-        finally:
-            REQUEST.reset(token)
-
-    async def _call_handler(self, call: Call) -> None:
+        token = REQUEST.set(call.request_id)  # every line logged meanwhile names the request
         try:
             reply = await self.handlers[call.kind](self, call.fields)
         except ProtocolError as exc:
@@ -269,6 +263,7 @@ class Connection:
         except Exception as exc:
             if is_unavailable(exc):
                 log.warning("request %r: the database is unavailable (%s)", call.kind, brief(exc))
+                metrics.refusal(UNAVAILABLE.code).inc()
                 self.session.refuse(call.request_id, UNAVAILABLE)
                 return
             log.exception("request %r failed", call.kind)
@@ -276,6 +271,8 @@ class Connection:
             metrics.refusal(error.code).inc()
             self.session.refuse(call.request_id, error)
             return
+        finally:
+            REQUEST.reset(token)
         metrics.request(call.kind).inc()
         self.session.answer(call.request_id, reply)
 
