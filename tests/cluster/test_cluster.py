@@ -16,7 +16,7 @@ from sqlalchemy.engine import make_url
 
 from engine import Action, Game
 from tests.cluster.fleet import Fleet
-from tests.support import Client, new_player
+from tests.support import Client, ahttp, new_player
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -87,8 +87,14 @@ async def test_owner_on_a_spectator_on_b_leaderboard_on_c(fleet: Fleet) -> None:
     assert finished["game"]["result"] == "resigned"
     entry = await board.next_push("leaderboard_update", timeout=5)
     assert entry["code"] == game["code"] and entry["entry"]["player"]["id"] == player["id"]
-    status, metrics = await ahttp_text(f"{a.url}/metrics")
-    assert status == 200 and "solitaire_actions_total" in metrics
+    leaders = 0
+    for instance in (a, b, c):
+        status, metrics = await ahttp_text(f"{instance.url}/metrics")
+        assert status == 200 and "solitaire_redis_connected 1.0" in metrics
+        leaders += "solitaire_leader 1.0" in metrics
+        status, ready = await ahttp("GET", f"{instance.url}/ready")
+        assert status == 200 and ready == {"status": "ok", "database": "ok", "redis": "ok"}
+    assert leaders == 1  # the once-per-cluster jobs run on exactly one instance
 
 
 async def ahttp_text(url: str) -> tuple[int, str]:

@@ -19,7 +19,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from engine import Action, Game
 from tests.cluster.fleet import Fleet, balancer, private_redis
 from tests.cluster.test_cluster import actions_stored, next_action
-from tests.support import Client, new_player
+from tests.support import Client, ahttp, new_player
 
 pytestmark = pytest.mark.timeout(240)
 PLAYERS = 6
@@ -149,6 +149,8 @@ async def test_a_redis_restart_resumes_fan_out_and_loses_nothing(pg_url: str) ->
             redis.stop()
             for _ in range(3):  # commits need only PostgreSQL
                 await act()
+            status, ready = await ahttp("GET", f"{a.url}/ready")
+            assert status == 503 and ready["redis"] == "unavailable" and ready["database"] == "ok"
             redis.start()
             bye = await spectator.next_push("bye", timeout=15)  # may have missed pushes: resync
             assert "reconnect" in bye["reason"]
