@@ -216,8 +216,8 @@ class DatabaseLock:
                 "another server instance is using this database without Redis: one instance per "
                 "database, or every instance with --redis-url (see docs/operations.md)"
                 if self.shared
-                else "other server instances are using this database: start this one with "
-                "--redis-url like them (several instances need Redis), or stop them first"
+                else "another server instance is using this database: without Redis one instance "
+                "serves a database; several instances all need --redis-url (see docs/operations.md)"
             )
         self._conn, self._engine = conn, engine
 

@@ -110,8 +110,11 @@ async def test_sigkill_of_an_instance_under_load_loses_nothing_acknowledged(flee
     assert before > PLAYERS and after > before, (before, after)
     cut = [p for p in players if p.resumed_after]
     assert cut, "no player was connected to the killed instance"
-    for player in cut:
-        assert max(player.resumed_after) <= FAILOVER_S, player.resumed_after
+    worst = max(max(player.resumed_after) for player in cut)
+    print(
+        f"{len(cut)} players cut off; worst time from the cut to the next acknowledged action: {worst:.2f} s"
+    )
+    assert worst <= FAILOVER_S, [p.resumed_after for p in cut]
     for player in players:
         stored = await actions_stored(fleet.database_url, player.game_id)
         assert [seq for seq, _ in stored] == list(range(len(stored)))
