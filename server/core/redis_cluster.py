@@ -156,9 +156,9 @@ class RedisLeases:
             token = await leases.take(self.engine, game_id, self.cluster.name)
         except IntegrityError:
             raise LookupError(game_id) from None
-        if token > 1:
+        if token > 1:  # another instance may hold a copy: it drops it at once
             metrics.LEASE_MOVES.inc()
-        self.cluster.send_control(MOVED, game_id)
+            self.cluster.send_control(MOVED, game_id)
         return token
 
 
