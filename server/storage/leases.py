@@ -50,9 +50,7 @@ async def tokens(conn: AsyncConnection, game_ids: Sequence[str]) -> dict[str, in
 
 
 # One array parameter rather than an IN list: the same statement whatever the batch's size.
-_TOKENS = text(
-    "SELECT game_id, token FROM game_leases WHERE game_id = ANY(:ids) ORDER BY game_id FOR UPDATE"
-)
+_TOKENS = text("SELECT game_id, token FROM game_leases WHERE game_id = ANY(:ids) ORDER BY game_id FOR UPDATE")
 
 
 def fenced_id(write: Write) -> str | None:
@@ -73,12 +71,20 @@ class FencedWriter(GroupWriter):
     """
 
     async def _write_batch(self, batch: list[Write]) -> None:
-        async with self._engine.begin() as conn:
-            fenced = [(w, game_id) for w in batch if (game_id := fenced_id(w)) is not None]
-            current = await tokens(conn, [game_id for _, game_id in fenced]) if fenced else {}
-            stale = [w for w, game_id in fenced if current.get(game_id) != w.fence]
-            keep = [w for w in batch if not any(w is s for s in stale)] if stale else batch
-            if keep:
-                await self._write(conn, keep)
-        if stale:
-            settle(stale, StorageFenced("another instance has taken the game"))
+        stale: list[Write] = []
+        try:
+            async with self._engine.begin() as conn:
+                fenced = [(w, game_id) for w in batch if (game_id := fenced_id(w)) is not None]
+                current = await tokens(conn, [game_id for _, game_id in fenced]) if fenced else {}
+                stale = [w for w, game_id in fenced if current.get(game_id) != w.fence]
+                keep = [w for w in batch if not any(w is s for s in stale)] if stale else batch
+                if keep:
+                    await self._write(conn, keep)
+        finally:  # left out of the transaction: never stored, whatever became of the COMMIT
+            if stale:
+                settle(stale, StorageFenced("another instance has taken the game"))
+
+    async def _stored(self, batch: list[Write]) -> bool:
+        """As the group writer's, for the writes still waiting (fenced ones have their answer)."""
+        waiting = [w for w in batch if w.done is None or not w.done.done()]
+        return await super()._stored(waiting) if waiting else True

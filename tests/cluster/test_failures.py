@@ -48,8 +48,9 @@ class Player:
                 await asyncio.sleep(0.05)
 
     async def run(self, stop: asyncio.Event) -> None:
-        client = await self.connect(time.monotonic() + 20)
-        game = (await client.request("new_game", game="SH", variant="C4"))["game"]
+        first = await self.connect(time.monotonic() + 20)
+        game = (await first.request("new_game", game="SH", variant="C4"))["game"]
+        client: Client | None = first
         self.game_id, self.mirror = game["id"], Game.new(game["code"])
         pending: dict[str, Any] | None = None
         while not stop.is_set():
@@ -69,8 +70,9 @@ class Player:
             except (ConnectionClosed, OSError, TimeoutError):
                 if self.cut_at is None:
                     self.cut_at = time.monotonic()
-                with contextlib.suppress(Exception):
-                    await client.close()  # type: ignore[union-attr]
+                if client is not None:
+                    with contextlib.suppress(Exception):
+                        await client.close()
                 client = None
         if client is not None:
             await client.close()
