@@ -19,6 +19,7 @@ import logging
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -34,6 +35,7 @@ from server.core.hub import Hub
 from server.core.quotas import Quotas
 from server.core.services import Services
 from server.edge import http, ws
+from server.edge.http import Ping
 from server.edge.security import BrowserPolicy, SecurityHeaders
 from server.features.dailies.api import DailiesApi
 from server.features.dailies.service import Dailies
@@ -49,8 +51,11 @@ from server.features.replays.api import ReplaysApi
 from server.features.screening.service import SolverSignals
 from server.features.solutions.api import SolutionsApi
 from server.features.solutions.service import DeadEnds, Solutions
-from server.storage.db import InstanceLock, make_engine, migrate, sessionmaker
+from server.storage.db import DatabaseLock, InstanceLock, is_sqlite, make_engine, migrate, sessionmaker
 from server.storage.writer import GroupWriter
+
+if TYPE_CHECKING:  # imported where several instances are composed: one alone never loads Redis
+    from server.core.redis_cluster import RedisCluster
 
 log = logging.getLogger(__name__)
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -84,6 +89,7 @@ class Features:
 
 
 def build_services(settings: Settings, clock: Clock) -> Services:
+    """The embedded default: one instance owns every game, fans out in memory and leads every job."""
     engine = make_engine(settings.database_url)
     sessions = sessionmaker(engine)
     writer = GroupWriter(engine, linger_s=settings.commit_interval_ms / 1000)
@@ -92,7 +98,39 @@ def build_services(settings: Settings, clock: Clock) -> Services:
     return Services(settings, engine, sessions, writer, hub, games, clock, Quotas(settings.limits, clock))
 
 
-def build_features(services: Services) -> Features:
+def build_cluster_services(settings: Settings, clock: Clock) -> tuple[Services, RedisCluster]:
+    """One of several instances: games taken through fencing tokens, fan-out and leader through Redis."""
+    from server.core.redis_cluster import RedisCluster
+    from server.storage.leases import FencedWriter
+
+    if is_sqlite(settings.database_url):
+        raise ValueError("several instances (--redis-url) need PostgreSQL: one process per SQLite file")
+    engine = make_engine(settings.database_url)
+    sessions = sessionmaker(engine)
+    writer = FencedWriter(engine, linger_s=settings.commit_interval_ms / 1000)
+    cluster = RedisCluster(settings.redis_url, settings.redis_prefix, engine)
+    games = GameService(sessions, writer, cluster.hub, clock, leases=cluster.leases)
+    cluster.on_moved = games.moved
+    services = Services(
+        settings,
+        engine,
+        sessions,
+        writer,
+        cluster.hub,
+        games,
+        clock,
+        Quotas(settings.limits, clock),
+        leader=cluster.leader,
+    )
+
+    async def resync() -> None:
+        await services.peers.goodbye_all("pushes may have been missed; reconnect to read every state again")
+
+    cluster.on_resync = resync
+    return services, cluster
+
+
+def build_features(services: Services, redis_ping: Ping | None = None) -> Features:
     """Each feature from what it needs, and the routes and handlers they export."""
     solver_slot = asyncio.Semaphore(1)  # one long solve at a time per server
     dailies = Dailies(services)
@@ -106,7 +144,7 @@ def build_features(services: Services) -> Features:
     solutions_api = SolutionsApi(services.games, solutions, services.sessions)
     moderation = Moderation(services.engine, services.sessions, services.clock, services.peers)
     routes: list[BaseRoute] = [
-        *http.basic_routes(services.engine, services.writer),
+        *http.basic_routes(services.engine, services.writer, redis_ping),
         *players.routes(),
         *DailiesApi(dailies).routes(),
         *boards_api.routes(),
@@ -142,17 +180,26 @@ async def shutdown_connections(services: Services, reason: str = "server shuttin
 def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -> Starlette:
     """Build the app. Storage opens (and migrates) in the lifespan, not at import."""
     settings = settings or Settings.from_env()
-    services = build_services(settings, clock)
-    features = build_features(services)
+    cluster: RedisCluster | None = None
+    if settings.redis_url:
+        services, cluster = build_cluster_services(settings, clock)
+    else:
+        services = build_services(settings, clock)
+    features = build_features(services, cluster.ping if cluster is not None else None)
 
     instance = InstanceLock(settings.database_url)
+    database = DatabaseLock(settings.database_url, shared=cluster is not None)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         instance.acquire()  # before anything touches the file: a second process stops here
         try:
-            async with serving(app):
-                yield
+            await database.acquire()  # PostgreSQL: alone, or every instance with Redis
+            try:
+                async with serving(app):
+                    yield
+            finally:
+                await database.release()
         finally:
             instance.release()
 
@@ -162,12 +209,16 @@ def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -
             await migrate(settings.database_url)
         services.writer.start()
         app.state.services = services
+        if cluster is not None:
+            await cluster.start()
         await features.start()
         try:
             yield
         finally:
             await features.stop()
             await shutdown_connections(services)
+            if cluster is not None:
+                await cluster.stop()
             await services.writer.close()
             await services.engine.dispose()
 

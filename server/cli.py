@@ -19,6 +19,7 @@ import getpass
 import json
 import logging
 import socket
+import sqlite3
 import sys
 import warnings
 from dataclasses import replace
@@ -26,6 +27,7 @@ from types import FrameType
 from typing import Any
 
 import uvicorn
+from uvicorn.config import LOGGING_CONFIG
 
 from server.config import Limits, Settings
 from server.edge.security import WILDCARD_HOSTS
@@ -36,7 +38,9 @@ from server.http_transport import (
     open_files_limit,
     raise_open_files_limit,
 )
-from server.storage.db import InstanceLock, InstanceLocked, migrate_sync
+from server.logs import FORMATS
+from server.logs import configure as configure_logs
+from server.storage.db import InstanceLock, InstanceLocked, backup_sqlite, is_sqlite, migrate_sync
 from server.ws_transport import IMPL_CHOICES, IMPL_NAME, uvicorn_ws
 
 log = logging.getLogger(__name__)
@@ -53,10 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
         "command",
         nargs="?",
         default="serve",
-        choices=["serve", "migrate", "admin"],
-        help="serve (default), migrate the database and exit, or admin … (operator commands: "
-        "solitaire-server admin --help)",
+        choices=["serve", "migrate", "backup", "admin"],
+        help="serve (default), migrate the database and exit, backup FILE (SQLite: a consistent "
+        "copy while the server runs; PostgreSQL: see docs/operations.md), or admin … (operator "
+        "commands: solitaire-server admin --help)",
     )
+    parser.add_argument("file", nargs="?", help="backup: the file to write the copy to")
     parser.add_argument(
         "--database-url",
         help="SQLAlchemy URL (env SOLITAIRE_DATABASE_URL; "
@@ -109,14 +115,25 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"WebSocket implementation (env SOLITAIRE_WS_IMPL, default {IMPL_NAME}; "
         "the others are uvicorn's own)",
     )
+    parser.add_argument(
+        "--redis-url",
+        help="Redis for several instances on one PostgreSQL database, e.g. redis://127.0.0.1:6379/0 "
+        "(env SOLITAIRE_REDIS_URL; default none: one instance)",
+    )
     parser.add_argument("--log-level", default="info", help="debug, info, warning or error")
+    parser.add_argument(
+        "--log-format",
+        choices=FORMATS,
+        help="text (default) or json: one object a line with connection and request ids "
+        "(env SOLITAIRE_LOG_FORMAT)",
+    )
     return parser
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
     settings = Settings.from_env()
     changes: dict[str, object] = {}
-    for name in ("database_url", "host", "port", "secret", "public_url"):
+    for name in ("database_url", "host", "port", "secret", "public_url", "redis_url", "log_format"):
         value = getattr(args, name)
         if value is not None:
             changes[name] = value
@@ -193,6 +210,7 @@ def uvicorn_config(app: Any, settings: Settings, log_level: str = "info") -> uvi
         ws_ping_interval=20,
         ws_ping_timeout=20,
         lifespan="on",
+        log_config=None if settings.log_format == "json" else LOGGING_CONFIG,  # JSON: the root's handler
     )
 
 
@@ -308,6 +326,25 @@ def admin_main(argv: list[str]) -> None:
         sys.exit(1)
 
 
+def backup_command(settings: Settings, file: str | None) -> None:
+    """``backup FILE``: SQLite's online backup into FILE; PostgreSQL is backed up with its own tools."""
+    if not file:
+        build_parser().error("backup needs the FILE to write")
+    if not is_sqlite(settings.database_url):
+        print(
+            "solitaire-server: backup FILE copies a SQLite database; back PostgreSQL up with "
+            "pg_dump (see docs/operations.md)",
+            file=sys.stderr,
+        )
+        sys.exit(2)
+    try:
+        pages = backup_sqlite(settings.database_url, file)
+    except (OSError, sqlite3.Error) as exc:
+        print(f"solitaire-server: backup failed: {exc}", file=sys.stderr)
+        sys.exit(1)
+    print(f"backed up {settings.database_url} to {file} ({pages} pages)")
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["admin"]:
@@ -322,12 +359,17 @@ def main(argv: list[str] | None = None) -> None:
         migrate_sync(settings.database_url)
         print(f"database is up to date: {settings.database_url}")
         return
+    if args.command == "backup":
+        backup_command(settings, args.file)
+        return
     try:
         uvicorn_ws(settings.ws_impl)  # SOLITAIRE_WS_IMPL is not checked by the parser's choices
     except ValueError as exc:
         build_parser().error(str(exc))
-    logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("alembic").setLevel(logging.WARNING)
+    try:
+        configure_logs(args.log_level, settings.log_format)  # SOLITAIRE_LOG_FORMAT is not checked above
+    except ValueError as exc:
+        build_parser().error(str(exc))
     if settings.host in WILDCARD_HOSTS and not settings.public_url:
         log.warning(
             "listening on every interface, but only loopback names are served "

@@ -139,6 +139,11 @@ class Settings:
     request_timeout_s: float = 10.0
     # Open TCP connections, all kinds; capped at start below the open-files limit (server.http_transport).
     max_connections: int = 20_000
+    # Redis (redis://host:6379/0): with it, on PostgreSQL, any number of instances serve the
+    # same players (docs/operations.md); empty: one instance, as the embedded default.
+    redis_url: str = ""
+    redis_prefix: str = "solitaire"  # every Redis key and channel starts with it
+    log_format: str = "text"  # or "json": one object a line, with connection and request ids
 
     def __post_init__(self) -> None:
         if self.public_url:
@@ -166,4 +171,7 @@ class Settings:
             ws_impl=env.get("SOLITAIRE_WS_IMPL", base.ws_impl),
             request_timeout_s=float(env.get("SOLITAIRE_REQUEST_TIMEOUT_S", base.request_timeout_s)),
             max_connections=int(env.get("SOLITAIRE_MAX_CONNECTIONS", base.max_connections)),
+            redis_url=env.get("SOLITAIRE_REDIS_URL", base.redis_url).strip(),
+            redis_prefix=env.get("SOLITAIRE_REDIS_PREFIX", base.redis_prefix).strip() or base.redis_prefix,
+            log_format=env.get("SOLITAIRE_LOG_FORMAT", base.log_format),
         )

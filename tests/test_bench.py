@@ -121,3 +121,24 @@ def test_solver_bench_accounts_for_every_deal() -> None:
     figures = last_json("solver.py", "--limit", "6", "--only", "SH1-C4", "--workers", "1")["SH1-C4"]
     assert figures["deals"] == 6
     assert figures["won"] + figures["impossible"] + figures["unknown"] == pytest.approx(1.0)
+
+
+def test_cluster_bench_pushes_across_instances() -> None:
+    from tests.cluster.fleet import redis_answers
+
+    if not redis_answers():
+        if os.environ.get("SOLITAIRE_REQUIRE_REDIS") == "1":
+            pytest.fail("Redis is required but does not answer at 127.0.0.1:6379")
+        pytest.skip("Redis does not answer at 127.0.0.1:6379 (set SOLITAIRE_REQUIRE_REDIS=1 to fail)")
+    name = create_pg_database()
+    try:
+        args = ("--db", pg_database_url(name), "--clients", "6", "--rate", "60", "--seconds", "2")
+        result = last_json("cluster.py", "--instances", "2", *args, timeout=120)
+        alone = last_json("cluster.py", "--alone", *args, timeout=120)
+    finally:
+        drop_pg_database(name)
+    assert result["instances"] == 2 and result["mode"] == "redis" and result["errors"] == 0
+    assert result["actions_per_s"] > 0 and 0 < result["p50_ms"] <= result["p99_ms"]
+    assert result["pushes"] > 0 and 0 < result["push_p50_ms"] <= result["push_p99_ms"]
+    assert result["server_cpu_ms_per_action"] > 0
+    assert alone["instances"] == 1 and alone["mode"] == "alone" and alone["errors"] == 0

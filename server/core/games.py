@@ -9,7 +9,9 @@ on one game are serialized and no move is lost or applied twice.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import random
 from array import array
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -21,18 +23,27 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession, async_sessionm
 from engine import Action, ActionFormatError, Game, GameCode, IllegalAction
 from engine.game import Outcome
 from engine.vocabulary import DECLARED_RESULTS, FINAL_RESULTS, Result, Status
+from server import metrics
 from server.clock import Clock, wall_clock_ms
 from server.core import topics
+from server.core.cluster import Leases
 from server.core.hub import Encoded, Hub, Subscriber
 from server.errors import ProtocolError
 from server.storage import queries
 from server.storage.faults import StorageInDoubt, StorageUnavailable
+from server.storage.leases import StorageFenced
 from server.storage.models import GameRow
 from server.storage.writer import GroupWriter, Write
 from server.vocabulary import ErrorCode
 
 IDLE_GAP_CAP_MS = 60_000
 MAX_GAP_MS = 2**32 - 1  # a think-time gap is kept in 32 bits (49 days)
+TAKE_ATTEMPTS = 6  # an action whose game another instance took meanwhile is retried this often
+TAKE_BACKOFF_S = 0.005  # before a retry: a random wait up to this, doubled each time
+
+
+class Moved(Exception):
+    """Another instance took the game during this change: take it back and start over."""
 
 
 @dataclass
@@ -61,6 +72,7 @@ class LiveGame:
     lost_seq: int | None = None  # the dead-end solver proved no win remains at this seq
     # Milliseconds between accepted actions, for the think-time signals (4 bytes each).
     gaps: array[int] = field(default_factory=lambda: array("I"))
+    fence: int | None = None  # with several instances: the token this instance took the game with
 
     @property
     def status(self) -> Status:
@@ -192,7 +204,14 @@ FinishHook = Callable[[LiveGame, AsyncConnection], Awaitable[None]]
 
 
 class GameService:
-    """Creates, loads, caches and plays games; the only writer of game state."""
+    """Creates, loads, caches and plays games; the only writer of game state.
+
+    With ``leases`` (several instances) memory holds only the games this
+    instance owns: a write takes the game first if it is not held here
+    (:meth:`locked`), reads of other games load a snapshot that is not kept
+    (:meth:`get`), and a commit refused by the fence forgets the game and is
+    tried again on a fresh copy, where it may turn out a ``duplicate``.
+    """
 
     def __init__(
         self,
@@ -201,8 +220,10 @@ class GameService:
         hub: Hub,
         clock: Clock = wall_clock_ms,
         cache_size: int = 20_000,
+        leases: Leases | None = None,
     ) -> None:
         self.sessions = sessions
+        self.leases = leases
         self.writer = writer
         self.hub = hub
         self.clock = clock
@@ -250,6 +271,8 @@ class GameService:
         else:  # a daily attempt may hit the one-ranked-attempt index: its caller handles that alone
             async with self.sessions() as session:
                 await queries.insert_game(session, GameRow(**values))
+        if self.leases is not None:
+            live.fence = await self.leases.take(live.id)
         self._remember(live)
         return live
 
@@ -259,13 +282,19 @@ class GameService:
         if live is not None:
             self._cache.move_to_end(game_id)
             return live
+        if self.leases is not None:  # another instance may own it: a snapshot, not kept
+            return await self._load(game_id)
+        return await self._fetch(game_id, take=False)
+
+    async def _fetch(self, game_id: str, take: bool) -> LiveGame | None:
+        """Load a game once however many ask at the same time; ``take`` it for this instance first."""
         pending = self._loading.get(game_id)
         if pending is not None:
             return await asyncio.shield(pending)
         future: asyncio.Future[LiveGame | None] = asyncio.get_running_loop().create_future()
         self._loading[game_id] = future
         try:
-            live = await self._load(game_id)
+            live = await self._take_and_load(game_id) if take else await self._load(game_id)
             if live is not None:
                 self._remember(live)
                 self._notify(live)  # listeners see a reloaded game too (a dead end is found again)
@@ -283,6 +312,37 @@ class GameService:
         if live is None:
             raise ProtocolError(ErrorCode.NOT_FOUND, f"no game {game_id!r}")
         return live
+
+    async def _take_and_load(self, game_id: str) -> LiveGame | None:
+        """Take the game (its previous owner's commits are all in) and only then read it."""
+        assert self.leases is not None
+        try:
+            token = await self.leases.take(game_id)
+        except LookupError:
+            return None
+        live = await self._load(game_id)
+        if live is not None:
+            live.fence = token
+        return live
+
+    async def owned(self, game_id: str) -> LiveGame:
+        """The game held by this instance (taken first with several instances), or ``not_found``."""
+        if self.leases is None:
+            return await self.require(game_id)
+        live = self._cache.get(game_id)
+        if live is not None:
+            self._cache.move_to_end(game_id)
+            return live
+        live = await self._fetch(game_id, take=True)
+        if live is None:
+            raise ProtocolError(ErrorCode.NOT_FOUND, f"no game {game_id!r}")
+        return live
+
+    def moved(self, game_id: str) -> None:
+        """Another instance took the game: drop this copy (its next write would be fenced anyway)."""
+        live = self._cache.get(game_id)
+        if live is not None:
+            self.forget(live)
 
     async def _load(self, game_id: str) -> LiveGame | None:
         async with self.sessions() as session:
@@ -322,7 +382,7 @@ class GameService:
     async def locked(self, game_id: str) -> LiveGame:
         """The game with its lock acquired (caller releases): retries if it was evicted."""
         while True:
-            live = await self.require(game_id)
+            live = await (self.require(game_id) if self.leases is None else self.owned(game_id))
             await live.lock.acquire()
             if not live.evicted:
                 return live
@@ -351,8 +411,26 @@ class GameService:
         live = await self.locked(game_id)
         try:
             return await self._act_locked(live, player_id, seq, action, origin, brief)
+        except Moved:
+            pass  # another instance took the game meanwhile (several instances only)
         finally:
             live.lock.release()
+        return await self._act_again(game_id, player_id, seq, action, origin, brief)
+
+    async def _act_again(
+        self, game_id: str, player_id: str, seq: int, action: Action, origin: Subscriber | None, brief: bool
+    ) -> dict[str, Any]:
+        """Take the game back and read it again: the action may be a ``duplicate`` or ``stale`` now."""
+        for attempt in range(TAKE_ATTEMPTS - 1):
+            await asyncio.sleep(random.uniform(0, TAKE_BACKOFF_S * 2**attempt))  # two instances taking
+            live = await self.locked(game_id)  # turns at once settle instead of fencing each other
+            try:
+                return await self._act_locked(live, player_id, seq, action, origin, brief)
+            except Moved:
+                continue
+            finally:
+                live.lock.release()
+        raise ProtocolError(ErrorCode.UNAVAILABLE, "the game is busy on another instance; try again")
 
     async def _act_locked(
         self, live: LiveGame, player_id: str, seq: int, action: Action, origin: Subscriber | None, brief: bool
@@ -387,7 +465,8 @@ class GameService:
             "at_ms": now,
         }
         extras = self._finish_extras(candidate) if candidate.result == Result.WON else []
-        await self._durable(live, Write(action_row, candidate.row_values(), extras))
+        await self._durable(live, Write(action_row, candidate.row_values(), extras, fence=live.fence))
+        metrics.ACTIONS.inc()
         live.adopt(candidate)
         self._publish(live, outcome.game.seq - 1, outcome.action, live.last_outcome or {}, origin)
         self._notify(live)
@@ -403,6 +482,11 @@ class GameService:
         """
         try:
             await self.writer.submit(write)
+        except StorageFenced:
+            metrics.FENCED.inc()
+            if live is not None:
+                self.forget(live)
+            raise Moved from None
         except StorageInDoubt:
             if live is not None:
                 self.forget(live)
@@ -431,6 +515,14 @@ class GameService:
 
         Subscribers other than ``origin`` (the resigning connection) get a ``finished`` push.
         """
+        for _ in range(TAKE_ATTEMPTS):
+            with contextlib.suppress(Moved):  # another instance took it meanwhile: take it back
+                return await self._end_once(game_id, player_id, result, origin)
+        raise ProtocolError(ErrorCode.UNAVAILABLE, "the game is busy on another instance; try again")
+
+    async def _end_once(
+        self, game_id: str, player_id: str | None, result: Result, origin: Subscriber | None
+    ) -> LiveGame:
         live = await self.locked(game_id)
         try:
             if player_id is not None and live.owner_id != player_id:
@@ -441,7 +533,7 @@ class GameService:
             candidate.result, candidate.finished_ms = result, self.clock()
             candidate.invalidate()
             extras = self._finish_extras(candidate)
-            await self._durable(live, Write(None, candidate.row_values(), extras))
+            await self._durable(live, Write(None, candidate.row_values(), extras, fence=live.fence))
             live.adopt(candidate)
         finally:
             live.lock.release()
@@ -467,7 +559,10 @@ class GameService:
             candidate = live.draft()
             candidate.lost_seq = seq
             candidate.invalidate()
-            await self._durable(live, Write(None, candidate.row_values()))
+            try:
+                await self._durable(live, Write(None, candidate.row_values(), fence=live.fence))
+            except Moved:
+                return False  # the new owner's own solver looks at it again
             live.adopt(candidate)
         self.hub.publish(
             topics.game(live.id), {"type": "status", "game": live.info(), "state": live.state_json()}

@@ -16,6 +16,8 @@ import re
 from collections import defaultdict
 from typing import Any, Protocol
 
+from server.metrics import PUSHES
+
 
 class Subscriber(Protocol):
     def push(self, frame: str) -> None:
@@ -112,4 +114,5 @@ class Hub:
             if subscriber is not skip:
                 subscriber.push(frame)
                 sent += 1
+        PUSHES.inc(sent)
         return sent

@@ -8,6 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from server.clock import Clock
 from server.config import Settings
+from server.core.cluster import ALONE, Leadership
 from server.core.context import Peers
 from server.core.games import GameService
 from server.core.hub import Hub
@@ -28,3 +29,4 @@ class Services:
     clock: Clock
     quotas: Quotas
     peers: Peers = field(default_factory=Peers)
+    leader: Leadership = ALONE  # who runs the once-per-cluster jobs: always this one when alone

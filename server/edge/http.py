@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -227,25 +228,51 @@ async def viewer_from_header(request: Request, sessions: async_sessionmaker[Asyn
     return await player_from_header(request, sessions)
 
 
-def health_routes(engine: AsyncEngine, writer: GroupWriter) -> list[BaseRoute]:
+Ping = Callable[[], Awaitable[bool]]
+
+
+def health_routes(
+    engine: AsyncEngine, writer: GroupWriter, redis_ping: Ping | None = None
+) -> list[BaseRoute]:
     """``/health`` and ``/ready``: 200 while the database answers and takes writes, 503 otherwise.
 
+    With several instances ``/ready`` also asks Redis (``"redis"``): an
+    instance that cannot reach it still commits, but its pushes would not
+    reach the other instances, so a balancer should send new clients elsewhere.
     The answer names no driver error (that goes to the log): ``{"status",
     "database"}`` with ``ok`` or ``unavailable``.
     """
 
-    async def check(request: Request) -> Response:
+    async def database_ok() -> bool:
         try:
             await ping(engine)
-            writable = writer.healthy or await writer.probe()
+            return writer.healthy or await writer.probe()
         except Exception as exc:
             log.warning("health: the database does not answer (%s)", brief(exc))
-            writable = False
-        if not writable:
+            return False
+
+    async def health(request: Request) -> Response:
+        if not await database_ok():
             return JSONResponse({"status": "unavailable", "database": "unavailable"}, 503)
         return JSONResponse({"status": "ok", "database": "ok"})
 
-    return [Route("/health", check), Route("/ready", check)]
+    async def ready(request: Request) -> Response:
+        if redis_ping is None:
+            return await health(request)
+        database, redis = await asyncio.gather(database_ok(), redis_ping())
+        body = {
+            "status": "ok" if database and redis else "unavailable",
+            "database": "ok" if database else "unavailable",
+            "redis": "ok" if redis else "unavailable",
+        }
+        return JSONResponse(body, 200 if database and redis else 503)
+
+    return [Route("/health", health), Route("/ready", ready)]
+
+
+async def metrics_page(request: Request) -> Response:
+    """Every metric of this process in Prometheus' text format (docs/operations.md lists them)."""
+    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
 
 async def schema_file(request: Request) -> Response:
@@ -256,9 +283,13 @@ async def schema_file(request: Request) -> Response:
     return Response(path.read_bytes(), media_type="application/json")
 
 
-def basic_routes(engine: AsyncEngine, writer: GroupWriter) -> list[BaseRoute]:
-    """Health, readiness and the published schemas."""
-    return [*health_routes(engine, writer), Route("/api/schema/{name}", schema_file)]
+def basic_routes(engine: AsyncEngine, writer: GroupWriter, redis_ping: Ping | None = None) -> list[BaseRoute]:
+    """Health, readiness, metrics and the published schemas."""
+    return [
+        *health_routes(engine, writer, redis_ping),
+        Route("/metrics", metrics_page),
+        Route("/api/schema/{name}", schema_file),
+    ]
 
 
 class ClientFiles(StaticFiles):

@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable
 
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
+from server import metrics
 from server.core.context import Handlers
 from server.core.hub import Hub, encode
 from server.core.quotas import address_key, refusal
@@ -31,6 +32,7 @@ from server.edge.protocol import REQUESTS
 from server.edge.security import BrowserPolicy, arrival_port
 from server.edge.session import Authenticate, Call, Session
 from server.errors import ProtocolError
+from server.logs import CONNECTION, REQUEST, next_connection_id
 from server.storage import queries
 from server.storage.faults import brief, is_unavailable
 from server.vocabulary import CloseCode, ConnectionState, ErrorCode
@@ -155,6 +157,8 @@ class Connection:
             await self._close(CloseCode.ORIGIN, "origin not allowed")
             return
         self.services.peers.add(self)
+        CONNECTION.set(next_connection_id())  # this task's log lines name the connection
+        metrics.CONNECTIONS.inc()
         try:
             self._take_address_slot()
             self._send_pending()  # hello
@@ -174,6 +178,7 @@ class Connection:
             pass
         finally:
             self.closed = True
+            metrics.CONNECTIONS.dec()
             self.session.closed()
             self.services.peers.discard(self)
             self._release_slots()
@@ -248,20 +253,27 @@ class Connection:
             self.session.authenticated(request, (player.id, player.name))
 
     async def _call(self, call: Call) -> None:
+        token = REQUEST.set(call.request_id)  # every line logged meanwhile names the request
         try:
             reply = await self.handlers[call.kind](self, call.fields)
         except ProtocolError as exc:
+            metrics.refusal(exc.code).inc()
             self.session.refuse(call.request_id, exc)
             return
         except Exception as exc:
             if is_unavailable(exc):
                 log.warning("request %r: the database is unavailable (%s)", call.kind, brief(exc))
+                metrics.refusal(UNAVAILABLE.code).inc()
                 self.session.refuse(call.request_id, UNAVAILABLE)
                 return
             log.exception("request %r failed", call.kind)
             error = ProtocolError(ErrorCode.INTERNAL, "the server failed; nothing was changed")
+            metrics.refusal(error.code).inc()
             self.session.refuse(call.request_id, error)
             return
+        finally:
+            REQUEST.reset(token)
+        metrics.request(call.kind).inc()
         self.session.answer(call.request_id, reply)
 
 

@@ -8,16 +8,18 @@ keeps that affordable.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import os
+import sqlite3
 import threading
 from pathlib import Path
 from typing import Any, ClassVar
 
 from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
-from sqlalchemy.pool import ConnectionPoolEntry
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, async_sessionmaker, create_async_engine
+from sqlalchemy.pool import ConnectionPoolEntry, NullPool
 
 LOCK_WAIT_S = 4.0  # longest wait for a SQLite lock: then the write is refused as `unavailable`
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent.parent / "migrations"
@@ -90,6 +92,31 @@ async def migrate(url: str) -> None:
     await asyncio.to_thread(migrate_sync, url)
 
 
+def backup_sqlite(url: str, target: str) -> int:
+    """Copy a SQLite database with its online backup API: a consistent copy while the server
+    writes (each step waits out a commit, never the other way round). Returns the pages copied."""
+    database = make_url(url).database
+    if not database or database == ":memory:" or not Path(database).is_file():
+        raise FileNotFoundError(f"no SQLite database at {database!r}")
+    Path(target).parent.mkdir(parents=True, exist_ok=True)
+    copied = 0
+
+    def progress(status: int, remaining: int, total: int) -> None:
+        nonlocal copied
+        copied = total
+
+    source = sqlite3.connect(database, timeout=LOCK_WAIT_S)
+    try:
+        destination = sqlite3.connect(target)
+        try:
+            source.backup(destination, pages=1024, progress=progress)
+        finally:
+            destination.close()
+    finally:
+        source.close()
+    return copied
+
+
 class InstanceLocked(RuntimeError):
     """Another server process already serves this SQLite file."""
 
@@ -145,3 +172,65 @@ class InstanceLock:
                     os.close(fd)  # closing the descriptor gives the lock back
             else:
                 self._held[self.path] = (fd, users - 1)
+
+
+ADVISORY_KEY = 0x5EA4A7E2  # the key of the instances' advisory lock on a PostgreSQL database
+
+
+class DatabaseLock:
+    """On PostgreSQL: one instance without Redis, any number with it, never both kinds at once.
+
+    An instance alone holds an exclusive advisory lock for as long as it
+    runs; instances with Redis each hold it shared. So a second instance
+    without Redis refuses to start, saying why, and so does one that would
+    join a cluster with a different set-up. Apps inside one process (the
+    tests run several) share what the first one took, as :class:`InstanceLock`.
+    """
+
+    _held: ClassVar[dict[str, int]] = {}  # URL -> apps of this process using it
+
+    def __init__(self, url: str, shared: bool) -> None:
+        self.url = url if not is_sqlite(url) else ""
+        self.shared = shared
+        self._conn: AsyncConnection | None = None
+        self._engine: AsyncEngine | None = None
+
+    async def acquire(self) -> None:
+        if not self.url:
+            return
+        users = self._held.get(self.url, 0)
+        if users == 0:
+            await self._lock()
+        self._held[self.url] = users + 1
+
+    async def _lock(self) -> None:
+        engine = create_async_engine(self.url, poolclass=NullPool)
+        conn = await engine.connect()
+        function = "pg_try_advisory_lock_shared" if self.shared else "pg_try_advisory_lock"
+        got = (await conn.execute(text(f"SELECT {function}(:key)"), {"key": ADVISORY_KEY})).scalar_one()
+        await conn.commit()
+        if not got:
+            await conn.close()
+            await engine.dispose()
+            raise InstanceLocked(
+                "another server instance is using this database without Redis: one instance per "
+                "database, or every instance with --redis-url (see docs/operations.md)"
+                if self.shared
+                else "another server instance is using this database: without Redis one instance "
+                "serves a database; several instances all need --redis-url (see docs/operations.md)"
+            )
+        self._conn, self._engine = conn, engine
+
+    async def release(self) -> None:
+        if not self.url:
+            return
+        users = self._held.get(self.url, 0)
+        if users > 1:
+            self._held[self.url] = users - 1
+            return
+        self._held.pop(self.url, None)
+        if self._conn is not None and self._engine is not None:
+            with contextlib.suppress(Exception):  # a closed connection has let the lock go already
+                await self._conn.close()
+            await self._engine.dispose()
+            self._conn = self._engine = None

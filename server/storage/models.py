@@ -251,3 +251,19 @@ class AuditEntry(Base):
     target: Mapped[str] = mapped_column(String(64))
     reason: Mapped[str] = mapped_column(String(500))
     details: Mapped[str] = mapped_column(String(500))
+
+
+class GameLease(Base):
+    """Migration 0008: which instance owns a live game, and its fencing token.
+
+    Only written with several instances (``--redis-url``): taking a game adds
+    one to ``token`` (waiting for the row lock of any commit still running for
+    the old owner), and every commit for the game checks, in its own
+    transaction and under that lock, that the token is still the one it took.
+    """
+
+    __tablename__ = "game_leases"
+
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id"), primary_key=True)
+    token: Mapped[int] = mapped_column(BigInteger)
+    holder: Mapped[str] = mapped_column(String(64))

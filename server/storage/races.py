@@ -52,3 +52,10 @@ async def load(conn: AsyncConnection, race_id: str) -> tuple[Row[Any], Sequence[
     query = select(ENTRIES, PLAYERS.c.name).join(PLAYERS, PLAYERS.c.id == ENTRIES.c.player_id)
     entries = (await conn.execute(query.where(ENTRIES.c.race_id == race_id))).all()
     return row, entries
+
+
+async def claim_status(conn: AsyncConnection, race_id: str, old: str, new: str) -> bool:
+    """Move a race from ``old`` to ``new`` only if it is still ``old``: with several instances,
+    exactly one of them launches a race, and exactly one finishes it."""
+    result = await conn.execute(update(Race).where(Race.id == race_id, Race.status == old).values(status=new))
+    return bool(result.rowcount)

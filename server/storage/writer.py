@@ -31,6 +31,7 @@ import asyncio
 import contextlib
 import logging
 import sqlite3
+import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ from sqlalchemy import Table, bindparam, insert, select, tuple_, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from server.metrics import COMMIT_BATCH, COMMIT_SECONDS
 from server.storage.db import LOCK_WAIT_S, SQLITE_PRAGMAS
 from server.storage.faults import StorageInDoubt, StorageUnavailable, brief, is_unavailable
 from server.storage.models import ActionRow, GameRow
@@ -79,6 +81,7 @@ class Write:
     extras: list[Extra] = field(default_factory=list)
     new_game: dict[str, Any] | None = None
     done: asyncio.Future[None] | None = None
+    fence: int | None = None  # with several instances: the game's token its owner took (storage.leases)
 
 
 class WriterClosed(RuntimeError):
@@ -161,11 +164,14 @@ class GroupWriter:
         return True
 
     async def _commit(self, batch: list[Write]) -> None:
+        started = time.perf_counter()
         try:
             await self._write_batch(batch)
         except Exception as exc:
             await self._recover(batch, exc)
             return
+        COMMIT_SECONDS.observe(time.perf_counter() - started)
+        COMMIT_BATCH.observe(len(batch))
         self._succeeded(batch)
 
     async def _write_batch(self, batch: list[Write]) -> None:
@@ -179,7 +185,7 @@ class GroupWriter:
         self._healthy = True
         self.commits += 1
         self.writes += len(batch)
-        _settle(batch, None)
+        settle(batch, None)
 
     async def _recover(self, batch: list[Write], exc: Exception) -> None:
         """After a failed commit: adopt what the database holds, then answer every writer."""
@@ -188,7 +194,7 @@ class GroupWriter:
         except Exception as read_exc:
             self._healthy = False
             log.warning("commit failed (%s) and could not be read back (%s)", brief(exc), brief(read_exc))
-            _settle(batch, StorageInDoubt("the database did not answer; the write may or may not be stored"))
+            settle(batch, StorageInDoubt("the database did not answer; the write may or may not be stored"))
             return
         if stored:  # the COMMIT ran; only its answer was lost
             log.warning("commit answer lost (%s); the database holds all %d writes", brief(exc), len(batch))
@@ -200,7 +206,7 @@ class GroupWriter:
                 "commit of %d writes refused: the database is unavailable (%s)", len(batch), brief(exc)
             )
             error = StorageUnavailable("the database cannot be written now; nothing was stored")
-            _settle([*batch, *self._take_queued()], error)  # those who queued meanwhile wait no longer
+            settle([*batch, *self._take_queued()], error)  # those who queued meanwhile wait no longer
             return
         if len(batch) > 1:  # find the culprit: one bad write must not fail the others
             log.warning("group commit of %d writes failed (%s); committing one by one", len(batch), exc)
@@ -208,7 +214,7 @@ class GroupWriter:
                 await self._commit([write])
             return
         log.error("commit failed; the write is not acknowledged: %s", brief(exc))
-        _settle(batch, exc)
+        settle(batch, exc)
 
     def _take_queued(self) -> list[Write]:
         """Everything queued now (the shutdown marker stays queued)."""
@@ -361,7 +367,7 @@ class SqliteBatches:
         self._thread.shutdown(wait=True)
 
 
-def _settle(batch: list[Write], error: Exception | None) -> None:
+def settle(batch: list[Write], error: Exception | None) -> None:
     """Wake every waiter of a batch: all committed, or all told why not."""
     for write in batch:
         if write.done is None or write.done.done():

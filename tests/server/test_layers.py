@@ -30,7 +30,7 @@ def module_name(path: Path) -> str:
 def rank(module: str) -> int:
     """The layer of a server module, from where it lives and what it is."""
     parts = module.split(".")[1:]
-    if not parts or parts[0] in ("vocabulary", "errors", "clock", "config"):
+    if not parts or parts[0] in ("vocabulary", "errors", "clock", "config", "metrics", "logs"):
         return GROUND
     top = parts[0]
     if top in ("app", "cli"):

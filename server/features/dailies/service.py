@@ -236,7 +236,8 @@ class Dailies:
         while True:
             now = self.services.clock()
             today = day_of(now)
-            if today != last_day or now - last_sweep >= SWEEP_EVERY_MS:
+            due = today != last_day or now - last_sweep >= SWEEP_EVERY_MS
+            if due and self.services.leader.leading:  # once per cluster: the leader sweeps
                 try:
                     await self.expire_due(today)
                     last_day, last_sweep = today, now

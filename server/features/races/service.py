@@ -5,6 +5,12 @@ restarted server, or a reconnecting racer, finds it again). Each racer plays an
 ordinary game (``race_id`` set) through the normal ``act``; a game listener
 turns every committed change into a small ``race_progress`` push with no board
 in it. The countdown waits on the injected clock (:func:`sleep_until`).
+
+With several instances (``--redis-url``) each instance's copy of a race may
+be behind the others': a race request reads the race again from storage, a
+racer's change that this copy cannot place (a game it does not know yet, a
+finish) reads it again before pushing, and launching and finishing are each
+claimed in storage, so exactly one instance launches a race and one ends it.
 """
 
 from __future__ import annotations
@@ -46,6 +52,8 @@ class Races:
         self.sealed = sealed  # whether a code is a daily challenge whose day has not ended
         self.races: dict[str, RaceState] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self.shared = bool(services.settings.redis_url)  # other instances change races too
+        self._timers: set[str] = set()  # races whose countdown this instance waits on
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -67,6 +75,10 @@ class Races:
         return race
 
     async def get(self, race_id: str) -> RaceState:
+        if self.shared:  # another instance may have changed it: read it again
+            fresh = await self._load(race_id)
+            self.races[race_id] = fresh
+            return fresh
         race = self.races.get(race_id)
         if race is None:
             race = await self._load(race_id)
@@ -111,15 +123,25 @@ class Races:
         race.starts_ms = self.services.clock() + countdown_s * 1000
         await self._set_status(race, RaceStatus.COUNTDOWN)
         self.broadcast(race, RaceEvent.COUNTDOWN)
+        self._timers.add(race.id)
         self._spawn(self._launch_at(race, race.starts_ms))
 
     async def _launch_at(self, race: RaceState, when_ms: int) -> None:
-        await sleep_until(self.services.clock, when_ms)
-        if race.status is RaceStatus.COUNTDOWN:
-            await self._launch(race)
+        try:
+            await sleep_until(self.services.clock, when_ms)
+            if race.status is RaceStatus.COUNTDOWN:
+                await self._launch(race)
+        finally:
+            self._timers.discard(race.id)
 
     async def _launch(self, race: RaceState) -> None:
         """Create every racer's game on the race's code, all at once, then tell everyone."""
+        if self.shared:  # one instance launches, with every racer that joined anywhere
+            async with self.services.engine.begin() as conn:
+                if not await store.claim_status(conn, race.id, RaceStatus.COUNTDOWN, RaceStatus.RUNNING):
+                    return
+            race = await self._load(race.id)
+            self.races[race.id] = race
         racers = list(race.racers.values())
         games = await asyncio.gather(
             *(self.starter.start_on_code(r.player_id, r.name, race.code, race.id) for r in racers)
@@ -148,6 +170,9 @@ class Races:
             return
         race = self.races.get(live.race_id)
         racer = race.racers.get(live.owner_id) if race else None
+        if self.shared and (racer is None or racer.game_id != live.id or live.finished):
+            self._spawn(self._reread_and_push(live))  # a copy behind the others', or a finish
+            return
         if race is None or racer is None or racer.game_id != live.id or race.status is not RaceStatus.RUNNING:
             return
         if not racer.take(progress_of(live)):
@@ -157,6 +182,27 @@ class Races:
         progress = {"type": "race_progress", "race_id": race.id, "racer": racer.json(race.progress_total)}
         self.services.hub.publish(topics.race(race.id), progress)
         if all(r.finished for r in race.racers.values()):
+            self._finish(race)
+
+    async def _reread_and_push(self, live: LiveGame) -> None:
+        """Several instances: read the race again (every racer's progress from storage), then push
+        this racer's progress, and end the race if this was the last finish (claimed: once)."""
+        assert live.race_id is not None
+        try:
+            race = await self._load(live.race_id)
+        except ProtocolError:
+            return
+        self.races[race.id] = race
+        racer = race.racers.get(live.owner_id)
+        if racer is None or racer.game_id != live.id or race.status is not RaceStatus.RUNNING:
+            return
+        racer.take(progress_of(live))
+        progress = {"type": "race_progress", "race_id": race.id, "racer": racer.json(race.progress_total)}
+        self.services.hub.publish(topics.race(race.id), progress)
+        if all(r.finished for r in race.racers.values()):
+            async with self.services.engine.begin() as conn:
+                if not await store.claim_status(conn, race.id, RaceStatus.RUNNING, RaceStatus.FINISHED):
+                    return
             self._finish(race)
 
     def _finish(self, race: RaceState) -> None:
@@ -217,7 +263,8 @@ class Races:
                 race.place_winner(racer)
         if race.status is RaceStatus.FINISHED:
             race.place_the_rest()
-        if race.status is RaceStatus.COUNTDOWN:
+        if race.status is RaceStatus.COUNTDOWN and race.id not in self._timers:
+            self._timers.add(race.id)
             self._spawn(self._launch_at(race, race.starts_ms or 0))
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:

@@ -29,6 +29,7 @@ from typing import Any
 from engine import Game
 from engine.replay import steps_json
 from engine.solver import position_key, solve_position
+from server import metrics
 from server.clock import Clock
 from server.core.games import GameService, LiveGame
 from server.errors import ProtocolError
@@ -138,6 +139,8 @@ class DeadEnds:
             answer = await asyncio.to_thread(solve_position, game.code.game, game.state, LOST_BUDGET)
             spent = time.perf_counter() - started
         self.checks += 1
+        metrics.SOLVES.inc()
+        metrics.SOLVER_SECONDS.inc(spent)
         remember(self.verdicts, key, answer.result, VERDICT_CACHE)
         await asyncio.sleep(spent * (1 - DUTY) / DUTY)  # leave the loop the rest of the time
         return answer.result

@@ -1,0 +1,292 @@
+"""Cluster benchmark: N server instances on one PostgreSQL database and Redis, real clients.
+
+Players are spread over the instances (player i on instance i mod N); each
+player's game is watched by a spectator connected to the next instance, so
+every update crosses from one instance to another through Redis (with
+``--instances 1`` it stays inside the one instance). Players act at their
+share of ``--rate``; measuring starts after every client is in place and 2
+more seconds of play.
+
+Figures: acknowledged actions per second and their latency (send → result),
+the push latency (send of the act on A → its update on B, both on this
+process's clock) and its part after the result (result → update), and the
+servers' CPU per action (all instances together). ``--alone`` runs one
+instance without Redis on the same database instead: the single-process
+mode, for the CPU comparison at the same load.
+
+The database must exist (``--db``); its tables are migrated once before the
+instances start. Every wait has a deadline; the instances (each in its own
+process group) are ended however the run ends. The last line printed is one
+JSON object (see docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import psutil
+from load import NoReply, answer_to, connect, percentile, receive
+from serverproc import ROOT, raise_fd_limit, started_server
+
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+from engine import Action, Game  # noqa: E402
+from engine.codes import random_code  # noqa: E402
+
+UNDO = Action("undo")
+WARMUP_S = 2.0
+START_TIMEOUT_S = 120.0
+REDIS = "redis://127.0.0.1:6379/0"
+UNCOUNTED = {
+    f"SOLITAIRE_{name}": "0"
+    for name in (
+        "CONNECTIONS_PER_ADDRESS",
+        "CONNECTIONS_PER_PLAYER",
+        "HTTP_RATE_PER_S",
+        "PLAYERS_PER_HOUR",
+        "GAMES_PER_MINUTE",
+    )
+}
+
+
+class Figures:
+    def __init__(self) -> None:
+        self.latencies: list[float] = []
+        self.push: list[float] = []
+        self.after_result: list[float] = []
+        self.acked = 0
+        self.errors = 0
+        self.first_error = ""
+        self.sent: dict[tuple[str, int], float] = {}
+        self.answered: dict[tuple[str, int], float] = {}
+        self.measuring = False
+        self.ready = 0  # clients connected, with their first game watched
+
+    def reset(self) -> None:
+        self.latencies.clear()
+        self.push.clear()
+        self.after_result.clear()
+        self.errors = 0
+        self.measuring = True
+
+
+async def player(
+    base: str, watch_base: str, token: str, interval: float, until: asyncio.Future[float], figures: Figures
+) -> None:
+    """Play one game after another at the given pace; a spectator on ``watch_base`` follows each."""
+    ws = await connect(base, token)
+    watcher = await connect(watch_base, token)  # a second connection of the player, elsewhere
+    ids = iter(range(1, 2**62))
+    watching: asyncio.Task[None] | None = None
+    try:
+
+        async def new_game() -> tuple[str, Game]:
+            rid = f"g{next(ids)}"
+            await ws.send(json.dumps({"type": "new_game", "code": str(random_code("SH", "C4")), "id": rid}))
+            reply = json.loads(await answer_to(ws, rid, "new_game"))
+            if reply.get("type") != "game":
+                raise RuntimeError(f"new_game refused: {reply}")
+            game_id = reply["game"]["id"]
+            wid = f"w{next(ids)}"
+            await watcher.send(json.dumps({"type": "watch", "game_id": game_id, "id": wid}))
+            await answer_to(watcher, wid, "watch")
+            return game_id, Game.new(reply["game"]["code"])
+
+        game_id, mirror = await new_game()
+        watching = asyncio.create_task(watch(watcher, figures))
+        figures.ready += 1
+        deadline = await asyncio.shield(until)
+        next_at = time.monotonic()
+        while time.monotonic() < deadline:
+            await asyncio.sleep(max(0.0, next_at - time.monotonic()))
+            next_at += interval
+            legal = mirror.legal_actions()
+            if mirror.status in ("stalemate", "stuck") and mirror.history:
+                legal = [UNDO]
+            if not legal or mirror.status == "won":
+                game_id, mirror = await new_game()
+                continue
+            action = legal[int(time.monotonic() * 1e6) % len(legal)]
+            rid = f"a{next(ids)}"
+            message = {
+                "type": "act",
+                "game_id": game_id,
+                "seq": mirror.seq,
+                "action": action.to_json(),
+                "reply": "brief",
+                "id": rid,
+            }
+            key = (game_id, mirror.seq)
+            started = time.perf_counter()
+            figures.sent[key] = started
+            await ws.send(json.dumps(message))
+            answer = await answer_to(ws, rid, "act")
+            done = time.perf_counter()
+            if answer.startswith('{"type":"result"'):
+                figures.answered[key] = done
+                if time.monotonic() <= deadline:  # the window ends at the deadline, not at the close
+                    figures.latencies.append((done - started) * 1000)
+                    figures.acked += 1
+                mirror = mirror.apply(action).game
+            else:
+                figures.errors += 1
+                figures.first_error = figures.first_error or answer[:300]
+    finally:
+        if watching is not None:
+            watching.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await watching
+        await ws.close()
+        await watcher.close()
+
+
+async def watch(ws: Any, figures: Figures) -> None:
+    """Time every update against the send of its act (and its result)."""
+    while True:
+        frame = await receive(ws, "update")
+        if not frame.startswith('{"type":"update"'):
+            continue
+        arrived = time.perf_counter()
+        update = json.loads(frame)
+        key = (update["game_id"], update["seq"])
+        sent = figures.sent.pop(key, None)
+        answered = figures.answered.pop(key, None)
+        if sent is not None and figures.measuring:
+            figures.push.append((arrived - sent) * 1000)
+            if answered is not None:
+                figures.after_result.append((arrived - answered) * 1000)
+
+
+def create_players(base: str, count: int) -> list[str]:
+    """Guest players (unique names however often the database is reused); their tokens."""
+    tokens = []
+    for _ in range(count):
+        request = urllib.request.Request(f"{base}/api/players", data=b"{}", method="POST")
+        with urllib.request.urlopen(request, timeout=30) as response:
+            tokens.append(json.loads(response.read())["token"])
+    return tokens
+
+
+def cpu_of(pids: list[int]) -> float:
+    total = 0.0
+    for pid in pids:
+        times = psutil.Process(pid).cpu_times()
+        total += times.user + times.system
+    return total
+
+
+async def run(args: argparse.Namespace, bases: list[str], pids: list[int]) -> dict[str, Any]:
+    n = len(bases)
+    tokens = create_players(bases[0], args.clients)
+    figures = Figures()
+    until: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+    interval = args.clients / args.rate
+    tasks = [
+        asyncio.create_task(player(bases[i % n], bases[(i + 1) % n], tokens[i], interval, until, figures))
+        for i in range(args.clients)
+    ]
+    await asyncio.sleep(0)
+    start_by = time.monotonic() + START_TIMEOUT_S
+    while figures.ready < args.clients:
+        failed = [t for t in tasks if t.done()]
+        if failed:
+            failed[0].result()  # raises why that client stopped
+        if time.monotonic() > start_by:
+            raise NoReply("the clients did not start in time")
+        await asyncio.sleep(0.1)
+    deadline = time.monotonic() + WARMUP_S + args.seconds
+    until.set_result(deadline)
+    await asyncio.sleep(WARMUP_S)
+    figures.reset()
+    acked_before, cpu_before, started = figures.acked, cpu_of(pids), time.monotonic()
+    await asyncio.sleep(max(0.0, deadline - time.monotonic()))
+    cpu = cpu_of(pids) - cpu_before  # the servers' work in the window, not their goodbyes
+    elapsed = time.monotonic() - started
+    figures.measuring = False
+    await asyncio.wait_for(asyncio.gather(*tasks), 60)
+    acked = figures.acked - acked_before
+    if figures.first_error:
+        print(f"first error: {figures.first_error}")
+    return {
+        "instances": n,
+        "mode": "alone" if args.alone else "redis",
+        "clients": args.clients,
+        "offered_per_s": args.rate,
+        "actions_per_s": round(acked / elapsed, 1),
+        "p50_ms": percentile(figures.latencies, 50),
+        "p99_ms": percentile(figures.latencies, 99),
+        "push_p50_ms": percentile(figures.push, 50),
+        "push_p99_ms": percentile(figures.push, 99),
+        "push_after_result_p50_ms": percentile(figures.after_result, 50),
+        "push_after_result_p99_ms": percentile(figures.after_result, 99),
+        "pushes": len(figures.push),
+        "errors": figures.errors,
+        "server_cpu_s": round(cpu, 2),
+        "server_cpu_ms_per_action": round(cpu * 1000 / max(1, acked), 3),
+    }
+
+
+def migrate(db: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "server.cli", "migrate", "--database-url", db],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"migrate failed: {done.stderr[-1000:]}")
+
+
+def on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--instances", type=int, default=2)
+    parser.add_argument("--db", required=True, help="PostgreSQL URL of an existing database")
+    parser.add_argument("--redis", default=REDIS)
+    parser.add_argument("--clients", type=int, default=100)
+    parser.add_argument("--rate", type=float, default=1000, help="total actions/s offered")
+    parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--alone", action="store_true", help="one instance without Redis (the comparison)")
+    args = parser.parse_args()
+    if args.alone:
+        args.instances = 1
+    signal.signal(signal.SIGTERM, on_sigterm)
+    raise_fd_limit()
+    migrate(args.db)
+    settings = {
+        "SOLITAIRE_DATABASE_URL": args.db,
+        "SOLITAIRE_SECRET": "bench",
+        "SOLITAIRE_MIGRATE_ON_START": "0",
+        "SOLITAIRE_RATE_PER_S": str(max(50.0, args.rate / args.clients * 4)),
+        **UNCOUNTED,
+    }
+    if not args.alone:
+        settings["SOLITAIRE_REDIS_URL"] = args.redis
+        settings["SOLITAIRE_REDIS_PREFIX"] = f"bench{secrets.token_hex(3)}"
+    os.environ.pop("SOLITAIRE_REDIS_URL", None)
+    with contextlib.ExitStack() as stack:
+        servers = [stack.enter_context(started_server(settings)) for _ in range(args.instances)]
+        result = asyncio.run(run(args, [base for base, _ in servers], [pid for _, pid in servers]))
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

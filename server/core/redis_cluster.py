@@ -1,0 +1,427 @@
+"""Several instances on one PostgreSQL database, coordinated through Redis.
+
+Redis holds nothing durable; it carries three things between instances:
+
+- **Pushes.** Each hub topic is a Redis channel (``<prefix>:t:<topic>``). An
+  instance subscribes to a topic's channel while it has a local subscriber of
+  it, and announces that on ``<prefix>:ctl``. A publish is serialized once,
+  queued to the instance's own subscribers at once, and sent to Redis by one
+  sender task that pipelines whatever queued meanwhile. A topic whose last
+  publish reached no other instance is not sent again until an instance
+  announces interest in it, so an unwatched game costs no Redis traffic.
+- **Moves of games.** Taking a game (:mod:`server.storage.leases`) is announced
+  on the control channel, so its previous owner drops its copy at once; the
+  fencing token in PostgreSQL, not this message, is what keeps that owner
+  from ever committing for the game again.
+- **The leader** of once-per-cluster jobs: ``<prefix>:leader`` set with NX and
+  a time to live, renewed by its holder while it runs.
+
+When the subscription breaks (Redis restarted or unreachable), the instance
+keeps serving (commits need only PostgreSQL), reconnects every
+``RETRY_S``, subscribes again, and then says goodbye to its clients: they may
+have missed pushes, and reconnecting makes them read every state again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import socket
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import RedisError
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from server import metrics
+from server.core.hub import Hub, Subscriber, encode
+from server.storage import leases
+
+log = logging.getLogger(__name__)
+SEP = "\x1f"  # between the sender, the kind and the body of a message (never in ids or topics)
+RETRY_S = 0.5  # between attempts to reach Redis again
+PING_S = 2.0  # a subscription this quiet is pinged, so a dead link is found within seconds
+LEADER_TTL_MS = 5_000
+LEADER_RENEW_S = 1.0
+QUIET_LIMIT = 100_000  # topics remembered as unwatched elsewhere (forgotten all at once past it)
+
+FRAME, CLOSE, FORWARD, INTEREST, MOVED = "m", "c", "f", "i", "g"
+
+RENEW = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('pexpire', KEYS[1], ARGV[2])
+end
+return 0
+"""
+
+
+def instance_name() -> str:
+    """A name for this process that no other instance shares (host, pid, a random tail)."""
+    return f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
+
+
+class ClusterHub(Hub):
+    """The hub of an instance among several: local fan-out as ever, plus Redis pub/sub."""
+
+    def __init__(self, cluster: RedisCluster) -> None:
+        super().__init__()
+        self.cluster = cluster
+        self.quiet: set[str] = set()  # topics whose last publish reached no other instance
+
+    def subscribe(self, topic: str, subscriber: Subscriber) -> None:
+        first = topic not in self._topics
+        super().subscribe(topic, subscriber)
+        if first:
+            self.cluster.want(topic)
+
+    def unsubscribe(self, topic: str, subscriber: Subscriber) -> None:
+        super().unsubscribe(topic, subscriber)
+        if topic not in self._topics:
+            self.cluster.drop(topic)
+
+    def local_topics(self) -> list[str]:
+        return list(self._topics)
+
+    def has_local(self, topic: str) -> bool:
+        return topic in self._topics
+
+    def remote(self, topic: str) -> bool:
+        """Whether another instance may have a subscriber of the topic."""
+        return topic not in self.quiet
+
+    def has_subscribers(self, topic: str, besides: Subscriber | None = None) -> bool:
+        return self.remote(topic) or super().has_subscribers(topic, besides)
+
+    def subscriber_count(self, topic: str) -> int:
+        return super().subscriber_count(topic) + (1 if self.remote(topic) else 0)
+
+    def publish(self, topic: str, message: dict[str, Any], skip: Subscriber | None = None) -> int:
+        local = super().has_subscribers(topic, besides=skip)
+        remote = self.remote(topic)
+        if not (local or remote):
+            return 0
+        frame = encode(message)  # once, for this instance's subscribers and every other instance
+        sent = self.deliver(topic, frame, skip) if local else 0
+        if remote:
+            self.cluster.send(topic, FRAME, frame)
+        return sent
+
+    def deliver(self, topic: str, frame: str, skip: Subscriber | None = None) -> int:
+        """Queue a frame to this instance's subscribers of a topic."""
+        sent = 0
+        for subscriber in list(self._topics.get(topic, ())):
+            if subscriber is not skip:
+                subscriber.push(frame)
+                sent += 1
+        metrics.PUSHES.inc(sent)
+        return sent
+
+    def close(self, topic: str) -> None:
+        self.close_here(topic)
+        self.quiet.discard(topic)
+        self.cluster.send(topic, CLOSE, "")
+
+    def close_here(self, topic: str) -> None:
+        had = topic in self._topics
+        super().close(topic)
+        if had:
+            self.cluster.drop(topic)
+
+    def forward(self, source: str, target: str) -> None:
+        super().forward(source, target)
+        self.cluster.send(source, FORWARD, target)
+
+    def forward_here(self, source: str, target: str) -> None:
+        super().forward(source, target)
+
+
+class RedisLeases:
+    """Games taken through their fencing token; each move announced to the other instances."""
+
+    def __init__(self, cluster: RedisCluster, engine: AsyncEngine) -> None:
+        self.cluster = cluster
+        self.engine = engine
+
+    async def take(self, game_id: str) -> int:
+        try:
+            token = await leases.take(self.engine, game_id, self.cluster.name)
+        except IntegrityError:
+            raise LookupError(game_id) from None
+        if token > 1:  # another instance may hold a copy: it drops it at once
+            metrics.LEASE_MOVES.inc()
+            self.cluster.send_control(MOVED, game_id)
+        return token
+
+
+class RedisLeader:
+    """Leadership through a Redis key with a time to live, renewed by its holder."""
+
+    def __init__(self) -> None:
+        self.until = 0.0  # monotonic time the current term is safe until
+
+    @property
+    def leading(self) -> bool:
+        return time.monotonic() < self.until
+
+
+class RedisCluster:
+    """This instance's link to the others: pub/sub, the control channel, leadership."""
+
+    def __init__(self, url: str, prefix: str, engine: AsyncEngine, name: str | None = None) -> None:
+        self.name = name or instance_name()
+        self.prefix = prefix
+        self.redis: Redis = Redis.from_url(
+            url, retry=Retry(NoBackoff(), 0), socket_timeout=5, socket_connect_timeout=2
+        )
+        self.hub = ClusterHub(self)
+        self.leases = RedisLeases(self, engine)
+        self.leader = RedisLeader()
+        self.control = f"{prefix}:ctl"
+        self.on_moved: Callable[[str], None] = lambda game_id: None
+        self.on_resync: Callable[[], Awaitable[None]] = _nothing
+        self.connected = False
+        self._pubsub: PubSub | None = None
+        self._outbox: list[tuple[str, str, str]] = []  # (topic or "", kind, body)
+        self._wake = asyncio.Event()
+        self._changes: list[tuple[bool, str]] = []  # (subscribe?, topic), in order
+        self._changed = asyncio.Event()
+        self._subscribed: set[str] = set()  # topics whose channel this instance asked to subscribe to
+        self._confirmed: set[str] = set()  # ... and whose subscription Redis has confirmed
+        self._interest_seen = 0  # interest announcements received: a publish count older is stale
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def channel(self, topic: str) -> str:
+        return f"{self.prefix}:t:{topic}"
+
+    # -- what the hub and the leases call --------------------------------------------
+
+    def send(self, topic: str, kind: str, body: str) -> None:
+        """Queue a message on a topic's channel; the sender task publishes it soon."""
+        self._outbox.append((topic, kind, body))
+        self._wake.set()
+
+    def send_control(self, kind: str, body: str) -> None:
+        self.send("", kind, body)
+
+    def want(self, topic: str) -> None:
+        self._changes.append((True, topic))
+        self._changed.set()
+
+    def drop(self, topic: str) -> None:
+        self._changes.append((False, topic))
+        self._changed.set()
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._tasks = [
+            loop.create_task(self._listen(), name="redis-listen"),
+            loop.create_task(self._send(), name="redis-send"),
+            loop.create_task(self._lead(), name="redis-leader"),
+        ]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks = []
+        if self.leader.leading:  # hand leadership on at once rather than at the end of the term
+            with contextlib.suppress(RedisError, OSError):
+                await self.redis.eval(RENEW, 1, self._leader_key, self.name, 1)
+        await self.redis.aclose()
+
+    async def ping(self) -> bool:
+        """Whether Redis answers now (``/ready``)."""
+        try:
+            return bool(await asyncio.wait_for(self.redis.ping(), 2))
+        except (RedisError, OSError, TimeoutError):
+            return False
+
+    # -- receiving ---------------------------------------------------------------------
+
+    async def _listen(self) -> None:
+        interrupted = False
+        while True:
+            try:
+                await self._subscribed_session(interrupted)
+            except (RedisError, OSError, TimeoutError) as exc:
+                if self.connected:
+                    log.warning("redis: subscription lost (%s); reconnecting", exc)
+                self._set_connected(False)
+            interrupted = True
+            await asyncio.sleep(RETRY_S)
+
+    async def _subscribed_session(self, interrupted: bool) -> None:
+        pubsub = self.redis.pubsub()
+        try:
+            self._changes.clear()  # everything wanted now is subscribed below
+            topics = self.hub.local_topics()
+            await pubsub.subscribe(self.control, *(self.channel(t) for t in topics))
+            self._subscribed, self._confirmed = set(topics), set()
+            self._pubsub = pubsub
+            self.hub.quiet.clear()  # whoever watched what, before the break, is unknown
+            self._set_connected(True)
+            for topic in topics:
+                self.send_control(INTEREST, topic)
+            if interrupted:
+                log.warning("redis: subscribed again; clients reconnect to read every state again")
+                await self.on_resync()
+            changes = asyncio.get_running_loop().create_task(self._apply_changes(pubsub))
+            try:
+                await self._read(pubsub)
+            finally:
+                changes.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await changes
+        finally:
+            self._pubsub = None
+            with contextlib.suppress(Exception):
+                await pubsub.aclose()  # type: ignore[no-untyped-call]
+
+    async def _read(self, pubsub: PubSub) -> None:
+        quiet_since = time.monotonic()
+        while True:
+            message = await pubsub.get_message(timeout=PING_S)
+            if message is None:
+                if time.monotonic() - quiet_since >= PING_S:
+                    await asyncio.wait_for(pubsub.ping(), PING_S)
+                    quiet_since = time.monotonic()
+                continue
+            quiet_since = time.monotonic()
+            kind = message.get("type")
+            if kind == "message":
+                self._received(message["channel"].decode(), message["data"].decode())
+            elif kind in ("subscribe", "unsubscribe"):
+                self._confirm(message["channel"].decode(), kind == "subscribe")
+
+    def _confirm(self, channel: str, subscribed: bool) -> None:
+        """Redis counts this instance among a channel's subscribers from here on (or no longer)."""
+        if channel == self.control:
+            return
+        topic = channel[len(self.prefix) + 3 :]
+        if subscribed:
+            self._confirmed.add(topic)
+        else:
+            self._confirmed.discard(topic)
+
+    async def _apply_changes(self, pubsub: PubSub) -> None:
+        """Subscribe and unsubscribe topic channels as local subscribers come and go."""
+        while True:
+            await self._changed.wait()
+            self._changed.clear()
+            changes, self._changes = self._changes, []
+            for subscribe, topic in changes:
+                here = self.hub.has_local(topic)
+                if subscribe and here and topic not in self._subscribed:
+                    await pubsub.subscribe(self.channel(topic))
+                    self._subscribed.add(topic)
+                    self.send_control(INTEREST, topic)
+                elif not subscribe and not here and topic in self._subscribed:
+                    await pubsub.unsubscribe(self.channel(topic))
+                    self._subscribed.discard(topic)
+
+    def _received(self, channel: str, data: str) -> None:
+        sender, kind, body = data.split(SEP, 2)
+        if sender == self.name:
+            return
+        metrics.REDIS_RECEIVED.inc()
+        if channel == self.control:
+            if kind == INTEREST:
+                self._interest_seen += 1
+                self.hub.quiet.discard(body)
+            elif kind == MOVED:
+                self.on_moved(body)
+            return
+        topic = channel[len(self.prefix) + 3 :]
+        if kind == FRAME:
+            self.hub.deliver(topic, body)
+        elif kind == CLOSE:
+            self.hub.close_here(topic)
+        elif kind == FORWARD:
+            self.hub.forward_here(topic, body)
+
+    # -- sending -----------------------------------------------------------------------
+
+    async def _send(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._outbox:
+                batch, self._outbox = self._outbox, []
+                await self._publish(batch)
+
+    async def _publish(self, batch: list[tuple[str, str, str]]) -> None:
+        if not self.connected:
+            metrics.REDIS_DROPPED.inc(len(batch))
+            return
+        interest_before = self._interest_seen
+        # whether Redis counts this instance among each topic's receivers: True, False, or unknown
+        counted = [self._counted(topic) for topic, _, _ in batch]
+        try:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for topic, kind, body in batch:
+                    channel = self.channel(topic) if topic else self.control
+                    pipe.publish(channel, f"{self.name}{SEP}{kind}{SEP}{body}")
+                counts = await pipe.execute()
+        except (RedisError, OSError, TimeoutError) as exc:
+            log.warning("redis: %d messages not published (%s)", len(batch), exc)
+            metrics.REDIS_DROPPED.inc(len(batch))
+            return
+        metrics.REDIS_PUBLISHED.inc(len(batch))
+        if self._interest_seen != interest_before:
+            return  # someone subscribed meanwhile: these counts may be older than that
+        for (topic, kind, _), count, me in zip(batch, counts, counted, strict=True):
+            if topic and kind == FRAME and me is not None and int(count) - me <= 0:
+                if len(self.hub.quiet) >= QUIET_LIMIT:
+                    self.hub.quiet.clear()
+                self.hub.quiet.add(topic)
+
+    def _counted(self, topic: str) -> bool | None:
+        """Whether a publish now reaches this instance's own subscription (None: it may or may not:
+        a subscription asked for but not yet confirmed, or one being dropped)."""
+        if topic in self._confirmed and topic in self._subscribed:
+            return True
+        if topic not in self._confirmed and topic not in self._subscribed:
+            return False
+        return None
+
+    # -- leadership --------------------------------------------------------------------
+
+    @property
+    def _leader_key(self) -> str:
+        return f"{self.prefix}:leader"
+
+    async def _lead(self) -> None:
+        while True:
+            started = time.monotonic()
+            try:
+                if self.leader.leading:
+                    held = await self.redis.eval(RENEW, 1, self._leader_key, self.name, LEADER_TTL_MS)
+                else:
+                    held = await self.redis.set(self._leader_key, self.name, nx=True, px=LEADER_TTL_MS)
+                # safe until a little before the key would expire, counted from before the call
+                self.leader.until = started + LEADER_TTL_MS / 1000 * 0.8 if held else 0.0
+            except (RedisError, OSError, TimeoutError):
+                pass  # the term runs out on its own; no other instance can renew it either
+            metrics.LEADER.set(1 if self.leader.leading else 0)
+            await asyncio.sleep(LEADER_RENEW_S)
+
+    def _set_connected(self, connected: bool) -> None:
+        self.connected = connected
+        metrics.REDIS_CONNECTED.set(1 if connected else 0)
+
+
+async def _nothing() -> None:
+    return None

@@ -1,0 +1,78 @@
+"""The fence itself, on a real PostgreSQL database: an instance that lost a game never commits
+for it again, and its refused write does not hold back the other writes of its batch."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from sqlalchemy import insert, select
+
+from server.storage import leases
+from server.storage.db import make_engine
+from server.storage.models import ActionRow, GameRow, Player
+from server.storage.writer import Write
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def game_values(game_id: str) -> dict[str, object]:
+    return {
+        "id": game_id,
+        "player_id": "p_fence",
+        "code": "SH1-C4-AAAAAJ2",
+        "status": "playing",
+        "result": None,
+        "score": 0,
+        "moves": 0,
+        "seq": 0,
+        "progress": 0,
+        "undos": 0,
+        "elapsed_ms": 0,
+        "fingerprint": "0" * 16,
+        "created_ms": 1,
+        "last_action_ms": None,
+        "finished_ms": None,
+        "daily_day": None,
+        "ranked": True,
+        "race_id": None,
+    }
+
+
+def action_write(game_id: str, seq: int, fence: int) -> Write:
+    row = {**game_values(game_id), "seq": seq + 1, "moves": seq + 1}
+    for key in ("player_id", "code", "created_ms", "daily_day", "ranked", "race_id"):
+        row.pop(key)
+    return Write({"game_id": game_id, "seq": seq, "action": "undo", "at_ms": 2}, row, fence=fence)
+
+
+async def test_a_write_with_a_lost_token_is_never_stored_and_the_rest_of_its_batch_is(pg_url: str) -> None:
+    engine = make_engine(pg_url)
+    writer = leases.FencedWriter(engine)
+    writer.start()
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(
+                insert(Player).values(id="p_fence", name="Fence", token_hash="h" * 64, created_ms=1)
+            )
+            await conn.execute(insert(GameRow), [game_values("g_lost"), game_values("g_kept")])
+        paused = await leases.take(engine, "g_lost", "instance-a")  # A owns it, then pauses
+        kept = await leases.take(engine, "g_kept", "instance-a")
+        assert await leases.take(engine, "g_lost", "instance-b") == paused + 1  # B takes it over
+        results = await asyncio.gather(
+            writer.submit(action_write("g_lost", 0, paused)),
+            writer.submit(action_write("g_kept", 0, kept)),
+            return_exceptions=True,
+        )
+        assert isinstance(results[0], leases.StorageFenced) and results[1] is None
+        again = await asyncio.gather(writer.submit(action_write("g_lost", 0, paused)), return_exceptions=True)
+        assert isinstance(again[0], leases.StorageFenced)  # never again, however often it tries
+        async with engine.connect() as conn:
+            stored = (
+                (await conn.execute(select(ActionRow.game_id).order_by(ActionRow.game_id))).scalars().all()
+            )
+            seqs = {row.id: row.seq for row in await conn.execute(select(GameRow.id, GameRow.seq))}
+        assert stored == ["g_kept"] and seqs == {"g_kept": 1, "g_lost": 0}
+    finally:
+        await writer.close()
+        await engine.dispose()

@@ -1,0 +1,146 @@
+"""What operators use: /metrics, JSON log lines with connection and request ids, and backup FILE."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sqlite3
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from engine import Game
+from server.cli import READY_LINE
+from server.config import Settings
+from server.logs import CONNECTION, REQUEST, JsonFormatter
+from tests import processes
+from tests.support import ONE_ADDRESS, Client, free_port, new_player, running_server
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def metric(text: str, name: str) -> float:
+    """The value of one sample line (``name`` with its labels, as printed)."""
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[-1])
+    return 0.0
+
+
+async def metrics_text(base: str) -> str:
+    def get() -> str:
+        with urllib.request.urlopen(f"{base}/metrics", timeout=5) as response:
+            assert response.status == 200
+            assert response.headers["content-type"].startswith("text/plain")
+            return str(response.read().decode())
+
+    return await asyncio.to_thread(get)
+
+
+async def test_metrics_count_actions_refusals_commits_and_connections(tmp_path: Path) -> None:
+    settings = Settings(
+        database_url=f"sqlite+aiosqlite:///{tmp_path / 'm.db'}", secret="t", limits=ONE_ADDRESS
+    )
+    with running_server(settings) as base:
+        before = await metrics_text(base)
+        player = await new_player(base)
+        client = await Client.connect(base, player["token"])
+        game = (await client.request("new_game", game="SH", variant="C4"))["game"]
+        action = Game.new(game["code"]).legal_actions()[0].to_json()
+        assert (await client.act(game["id"], 0, **action))["type"] == "result"
+        assert (await client.act(game["id"], 5, **action))["code"] == "stale"
+        after = await metrics_text(base)
+        assert metric(after, "solitaire_connections") >= 1
+        await client.close()
+    assert metric(after, "solitaire_actions_total") == metric(before, "solitaire_actions_total") + 1
+    stale = 'solitaire_refusals_total{code="stale"}'
+    assert metric(after, stale) == metric(before, stale) + 1
+    acts = 'solitaire_requests_total{type="act"}'
+    assert metric(after, acts) == metric(before, acts) + 1
+    assert metric(after, "solitaire_commit_batch_writes_count") > metric(
+        before, "solitaire_commit_batch_writes_count"
+    )
+    assert metric(after, "solitaire_commit_seconds_count") > metric(before, "solitaire_commit_seconds_count")
+
+
+def test_a_json_log_line_names_the_connection_and_the_request() -> None:
+    record = logging.LogRecord(
+        "server.edge.ws", logging.WARNING, __file__, 1, "request %r: %s", ("act", "x"), None
+    )
+    connection, request = CONNECTION.set("c1-7"), REQUEST.set(42)
+    try:
+        line = json.loads(JsonFormatter().format(record))
+    finally:
+        CONNECTION.reset(connection)
+        REQUEST.reset(request)
+    assert line["level"] == "warning" and line["logger"] == "server.edge.ws"
+    assert line["message"] == "request 'act': x"
+    assert line["connection"] == "c1-7" and line["request"] == 42
+    assert line["time"].endswith("Z")
+
+
+def test_the_server_logs_json_lines_with_log_format_json(tmp_path: Path) -> None:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "SOLITAIRE_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'j.db'}",
+        "SOLITAIRE_PORT": str(free_port()),
+    }
+    argv = [sys.executable, "-m", "server.cli", "--log-format", "json", "--log-level", "info"]
+    log_file = tmp_path / "server.log"
+    with (
+        log_file.open("wb") as out,
+        processes.started(argv, cwd=ROOT, env=env, stdout=out, stderr=out) as proc,
+    ):
+        deadline = time.monotonic() + 60
+        while READY_LINE not in log_file.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, log_file.read_text()[-2000:]
+            time.sleep(0.05)
+        processes.end(proc)
+    rest = log_file.read_text()
+    lines = [line for line in rest.splitlines() if line and READY_LINE not in line]
+    assert len(lines) >= 2, rest  # uvicorn's own lines come through the JSON handler too
+    for line in lines:
+        entry = json.loads(line)
+        assert {"time", "level", "logger", "message"} <= set(entry)
+
+
+async def test_backup_copies_a_live_sqlite_database(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'live.db'}"
+    target = tmp_path / "copies" / "backup.db"
+    with running_server(Settings(database_url=url, secret="t", limits=ONE_ADDRESS)) as base:
+        player = await new_player(base)
+        client = await Client.connect(base, player["token"])
+        game = (await client.request("new_game", game="SH", variant="C4"))["game"]
+        action = Game.new(game["code"]).legal_actions()[0].to_json()
+        assert (await client.act(game["id"], 0, **action))["type"] == "result"
+        done = await asyncio.to_thread(
+            processes.run,
+            [sys.executable, "-m", "server.cli", "backup", str(target), "--database-url", url],
+            60,
+            cwd=ROOT,
+        )
+        await client.close()
+    assert done.returncode == 0, done.stderr
+    assert "backed up" in done.stdout
+    copy = sqlite3.connect(target)
+    try:
+        assert copy.execute("SELECT count(*) FROM actions WHERE game_id = ?", (game["id"],)).fetchone() == (
+            1,
+        )
+        assert copy.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    finally:
+        copy.close()
+
+
+def test_backup_of_postgres_points_to_its_own_tools(tmp_path: Path) -> None:
+    url = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
+    done = processes.run(
+        [sys.executable, "-m", "server.cli", "backup", str(tmp_path / "x"), "--database-url", url],
+        60,
+        cwd=ROOT,
+    )
+    assert done.returncode == 2 and "pg_dump" in done.stderr
+    missing = processes.run([sys.executable, "-m", "server.cli", "backup"], 60, cwd=ROOT)
+    assert missing.returncode == 2 and "FILE" in missing.stderr
