@@ -4,8 +4,8 @@ Nothing registers itself on import. The layers, from the top (each imports
 only from below it; ``tests/server/test_layers.py`` checks it):
 
 - edge: :mod:`server.edge` (the WebSocket session and its plumbing, HTTP helpers)
-- features: :mod:`server.features` (play, players, dailies, leaderboards, races,
-  replays, solutions), each exporting its routes and request handlers
+- features: :mod:`server.features` (play, players, accounts, profiles, dailies,
+  leaderboards, races, replays, solutions), each exporting its routes and request handlers
 - core: :mod:`server.core` (live games, the hub, topics, the handler contract)
 - storage: :mod:`server.storage`
 - below all: :mod:`engine`
@@ -35,12 +35,16 @@ from server.core.quotas import Quotas
 from server.core.services import Services
 from server.edge import http, ws
 from server.edge.security import BrowserPolicy, SecurityHeaders
+from server.features.accounts.api import AccountsApi
+from server.features.accounts.service import Accounts
 from server.features.dailies.api import DailiesApi
 from server.features.dailies.service import Dailies
 from server.features.leaderboards.api import LeaderboardsApi
 from server.features.leaderboards.service import Leaderboards
 from server.features.play import Play
 from server.features.players import Players
+from server.features.profiles.api import ProfilesApi
+from server.features.profiles.service import Profiles
 from server.features.races.api import RacesApi
 from server.features.races.service import Races
 from server.features.replays.api import ReplaysApi
@@ -61,11 +65,13 @@ class Features:
     leaderboards: Leaderboards
     races: Races
     dead_ends: DeadEnds
+    profiles: Profiles
     routes: list[BaseRoute]
     handlers: Mapping[str, Handler]
 
     async def start(self) -> None:
         await self.leaderboards.start()
+        await self.profiles.start()
         await self.races.start_listening()
         await self.dead_ends.start()
         await self.dailies.start()
@@ -95,6 +101,8 @@ def build_features(services: Services) -> Features:
     solutions = Solutions(services.clock, solver_slot)
     dead_ends = DeadEnds(services.games, solver_slot)
     players = Players(services)
+    accounts = Accounts(services)
+    profiles = Profiles(services)
     boards_api = LeaderboardsApi(services.engine)
     solutions_api = SolutionsApi(services.games, solutions)
     routes: list[BaseRoute] = [
@@ -104,6 +112,8 @@ def build_features(services: Services) -> Features:
         *boards_api.routes(),
         *ReplaysApi(services.engine).routes(),
         *solutions_api.routes(),
+        *AccountsApi(accounts).routes(),
+        *ProfilesApi(profiles, accounts).routes(),
     ]
     handlers = merge_handlers(
         Play(services.games, starter=dailies, new_games=services.quotas.games).handlers(),
@@ -111,7 +121,7 @@ def build_features(services: Services) -> Features:
         RacesApi(races, opened=services.quotas.races).handlers(),
         solutions_api.handlers(),
     )
-    return Features(dailies, leaderboards, races, dead_ends, routes, handlers)
+    return Features(dailies, leaderboards, races, dead_ends, profiles, routes, handlers)
 
 
 def merge_handlers(*groups: Handlers) -> dict[str, Handler]:

@@ -61,6 +61,7 @@ class Connection:
         self._address = address_key(websocket.client.host if websocket.client else None)
         self._held_address: str | None = None  # the quota slots this connection holds
         self._held_player: str | None = None
+        self._token_hash: str | None = None  # the session this connection runs on
 
     # -- what handlers see (server.core.context.Caller) -------------------------------
 
@@ -98,6 +99,17 @@ class Connection:
 
     def rename(self, name: str) -> None:
         self.session.player_name = name
+
+    @property
+    def token_hash(self) -> str | None:
+        return self._token_hash
+
+    async def session_ended(self) -> None:
+        """Logged out or revoked: the token no longer works, so neither does this socket."""
+        if self.closed:
+            return
+        await self.flush()
+        await self._close(CloseCode.AUTH, "session ended")
 
     # -- outgoing ------------------------------------------------------------------------
 
@@ -245,6 +257,7 @@ class Connection:
             self.session.refuse_connection(error, request.request_id)
         else:
             self._held_player = player.id
+            self._token_hash = queries.hash_token(request.token)
             self.session.authenticated(request, (player.id, player.name))
 
     async def _call(self, call: Call) -> None:
