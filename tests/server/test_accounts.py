@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from typing import Any
 
 import pytest
 import websockets
 
+from server.errors import ProtocolError
 from server.features.accounts.model import (
     HASHER,
     Backoff,
@@ -17,7 +19,6 @@ from server.features.accounts.model import (
     clean_username,
     common_passwords,
 )
-from server.errors import ProtocolError
 from tests.conftest import ClockedServer
 from tests.support import Client, ManualClock, ahttp, new_player
 
@@ -28,7 +29,7 @@ def unique(prefix: str) -> str:
     return f"{prefix}{secrets.token_hex(3)}"
 
 
-async def sign_up(base: str, username: str | None = None) -> tuple[dict[str, str], str]:
+async def sign_up(base: str, username: str | None = None) -> tuple[dict[str, Any], str]:
     guest = await new_player(base)
     username = username or unique("ada")
     status, body = await ahttp(
@@ -39,7 +40,7 @@ async def sign_up(base: str, username: str | None = None) -> tuple[dict[str, str
     return guest, username
 
 
-async def log_in(base: str, username: str, password: str = PASSWORD) -> tuple[int, dict[str, str]]:
+async def log_in(base: str, username: str, password: str = PASSWORD) -> tuple[int, Any]:
     status, body = await ahttp("POST", f"{base}/api/sessions", {"username": username, "password": password})
     return status, body
 
