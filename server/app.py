@@ -46,6 +46,7 @@ from server.features.players import Players
 from server.features.profiles.api import ProfilesApi
 from server.features.profiles.service import Profiles
 from server.features.races.api import RacesApi
+from server.features.races.ghosts import GhostRaces
 from server.features.races.service import Races
 from server.features.replays.api import ReplaysApi
 from server.features.solutions.api import SolutionsApi
@@ -66,6 +67,7 @@ class Features:
     races: Races
     dead_ends: DeadEnds
     profiles: Profiles
+    ghosts: GhostRaces
     routes: list[BaseRoute]
     handlers: Mapping[str, Handler]
 
@@ -73,12 +75,14 @@ class Features:
         await self.leaderboards.start()
         await self.profiles.start()
         await self.races.start_listening()
+        await self.ghosts.start()
         await self.dead_ends.start()
         await self.dailies.start()
 
     async def stop(self) -> None:
         await self.dailies.stop()
         await self.races.stop()
+        await self.ghosts.stop()
         await self.leaderboards.stop()
         await self.dead_ends.stop()
 
@@ -103,6 +107,7 @@ def build_features(services: Services) -> Features:
     players = Players(services)
     accounts = Accounts(services)
     profiles = Profiles(services)
+    ghosts = GhostRaces(services, dailies, profiles, services.quotas.races)
     boards_api = LeaderboardsApi(services.engine)
     solutions_api = SolutionsApi(services.games, solutions)
     routes: list[BaseRoute] = [
@@ -120,8 +125,9 @@ def build_features(services: Services) -> Features:
         boards_api.handlers(),
         RacesApi(races, opened=services.quotas.races).handlers(),
         solutions_api.handlers(),
+        ghosts.handlers(),
     )
-    return Features(dailies, leaderboards, races, dead_ends, profiles, routes, handlers)
+    return Features(dailies, leaderboards, races, dead_ends, profiles, ghosts, routes, handlers)
 
 
 def merge_handlers(*groups: Handlers) -> dict[str, Handler]:
