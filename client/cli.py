@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import getpass
 import json
 import os
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
+from datetime import UTC, datetime
 from typing import IO, Any
 
 from client import commands
@@ -22,7 +24,7 @@ from client.deals import deal
 from client.errors import IllegalActionError, SolitaireError
 from client.game import GameHandle
 from client.http import HttpApi
-from client.models import GameState
+from client.models import GameState, Replay, ReplayStep
 from client.render import Style, clock, render
 from client.verify import describe, verify_game
 from engine.vocabulary import Status
@@ -388,6 +390,275 @@ def progress_of(racer: dict[str, Any]) -> str:
     return f"{racer['progress']}/{racer['progress_total']}"
 
 
+# -- accounts and the player's home ---------------------------------------------------------
+
+
+def read_password(prompt: str, out: IO[str]) -> str:
+    """A password: typed without echo on a terminal, else the next line of standard input."""
+    if sys.stdin.isatty():
+        return getpass.getpass(prompt)
+    out.write(prompt + "\n")
+    out.flush()
+    return sys.stdin.readline().rstrip("\r\n")
+
+
+@command("account create")
+async def account_create(cli: Cli) -> int:
+    """Claim the saved guest player as an account: log in with it on any other device."""
+    cli.need_token()
+    password = read_password("new password (10-128 characters): ", cli.out)
+    account = await HttpApi(cli.server, cli.token).create_account(cli.args.username, password)
+    saved = cli.config.account(cli.server) or {}
+    cli.config.set_account(cli.server, account.id, account.name, saved.get("token", cli.token or ""))
+    cli.config.set_username(cli.server, account.username or cli.args.username)
+    cli.config.save()
+    cli.say(f"{account.name} ({account.id}) is now the account {account.username!r}")
+    cli.say(f"on another device: solitaire login {account.username}")
+    return 0
+
+
+@command("account show")
+async def account_show(cli: Cli) -> int:
+    cli.need_token()
+    http = HttpApi(cli.server, cli.token)
+    me = await http.account()
+    if me.username is None:
+        cli.say(f"{me.name} ({me.id}) is a guest: `solitaire account create USERNAME` makes it an account")
+        return 0
+    cli.say(f"{me.name} ({me.id}), account {me.username!r} on {cli.server}")
+    for session in await http.sessions():
+        mark = "this device" if session.current else session.id
+        cli.say(
+            f"  session {session.id}  since {day_and_time(session.created_at)}  {session.label}  ({mark})"
+        )
+    return 0
+
+
+@command("login")
+async def login(cli: Cli) -> int:
+    """Log in to an account from this device: its player, games and results are yours here too."""
+    password = read_password(f"password for {cli.args.username}: ", cli.out)
+    done = await HttpApi(cli.server).log_in(cli.args.username, password, label=cli.args.label)
+    cli.config.set_account(cli.server, done.id, done.name, done.token)
+    cli.config.set_username(cli.server, done.username)
+    cli.config.save()
+    cli.say(f"logged in as {done.username} ({done.name}, {done.id}) on {cli.server}")
+    return 0
+
+
+@command("logout")
+async def logout(cli: Cli) -> int:
+    """End this device's session: the saved token stops working at once and is forgotten."""
+    cli.need_token()
+    await HttpApi(cli.server, cli.token).log_out()
+    cli.config.forget_account(cli.server)
+    cli.config.save()
+    cli.say(f"logged out of {cli.server}")
+    return 0
+
+
+def day_and_time(ms: int | None) -> str:
+    if ms is None:
+        return "-"
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def or_dash(value: object) -> str:
+    return "-" if value is None else str(value)
+
+
+def percent(rate: float | None) -> str:
+    return "-" if rate is None else f"{rate * 100:.0f}%"
+
+
+def duration(ms: int | None) -> str:
+    return "-" if ms is None else clock(ms)
+
+
+def plural(count: int, word: str) -> str:
+    """``1 card``, ``2 cards``."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def player_or_self(cli: Cli) -> str:
+    chosen = getattr(cli.args, "player_id", None)
+    if chosen:
+        return str(chosen)
+    account = cli.config.account(cli.server)
+    if account is None:
+        raise SolitaireError("no_player", f"no player for {cli.server}: name one, or `solitaire login`")
+    return account["id"]
+
+
+STATS_COLUMNS = (
+    "variant",
+    "played",
+    "won",
+    "win rate",
+    "streak",
+    "best streak",
+    "best moves",
+    "avg moves",
+    "best time",
+    "avg time",
+)
+
+
+@command("stats")
+async def stats(cli: Cli) -> int:
+    found = await HttpApi(cli.server).stats(player_or_self(cli))
+    cli.say(f"statistics of {found.player.name} ({found.player.id})")
+    rows = [
+        (
+            v.variant,
+            str(v.played),
+            str(v.won),
+            percent(v.win_rate),
+            str(v.current_streak),
+            str(v.best_streak),
+            or_dash(v.best_moves),
+            or_dash(v.average_moves),
+            duration(v.best_time_ms),
+            duration(v.average_time_ms),
+        )
+        for v in found.variants
+    ]
+    for line in table(STATS_COLUMNS, rows):
+        cli.say(line)
+    d = found.dailies
+    median = "-" if d.median_percentile is None else f"{d.median_percentile:g}"
+    cli.say(
+        f"dailies: {plural(d.days_played, 'day')} played, streak {d.current_streak} (best {d.best_streak}), "
+        f"best rank {or_dash(d.best_rank)}, median percentile {median}"
+    )
+    return 0
+
+
+def table(columns: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
+    """Columns labelled, each as wide as its widest cell; numbers right-aligned."""
+    widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(columns)]
+
+    def line(cells: tuple[str, ...]) -> str:
+        out = [cells[0].ljust(widths[0])]
+        out += [cell.rjust(width) for cell, width in zip(cells[1:], widths[1:], strict=True)]
+        return "  ".join(out).rstrip()
+
+    return [line(columns), *(line(r) for r in rows)]
+
+
+HISTORY_COLUMNS = ("started (UTC)", "game", "code", "result", "moves", "time", "score", "daily")
+
+
+@command("history")
+async def history(cli: Cli) -> int:
+    args = cli.args
+    http = HttpApi(cli.server, cli.token)
+    page = await http.history(
+        player_or_self(cli),
+        limit=args.limit,
+        cursor=args.cursor,
+        game=args.game.upper() if args.game else None,
+        variant=args.variant.upper() if args.variant else None,
+        result=args.result,
+        daily=args.daily,
+    )
+    if not page.games:
+        cli.say("no games")
+        return 0
+    rows = [
+        (
+            day_and_time(g.created_at),
+            g.id,
+            g.code,
+            g.result or g.status,
+            str(g.moves),
+            clock(g.elapsed_ms),
+            str(g.score),
+            g.daily or "",
+        )
+        for g in page.games
+    ]
+    for line in table(HISTORY_COLUMNS, rows):
+        cli.say(line)
+    if page.next_cursor:
+        cli.say(f"older games: solitaire history --cursor {page.next_cursor}")
+    return 0
+
+
+REPLAY_HELP = """replay: Enter or n  next    p  previous    f  first    l  last
+        a number   go to that move    q  quit"""
+
+
+def replay_state(replay: Replay, step: ReplayStep) -> GameState:
+    """A replay step as the state the board is drawn from (the information bar as it was then)."""
+    code = replay.code
+    last = step.index == len(replay.steps) - 1
+    return GameState.from_json(
+        {
+            "code": code,
+            "game": code[:2],
+            "variant": code.split("-")[1],
+            "status": replay.status if last and replay.status in ("resigned", "expired") else step.status,
+            "score": step.score,
+            "moves": step.moves,
+            "seq": step.index,
+            "undo_depth": 0,
+            "progress": step.progress,
+            "progress_total": step.progress_total,
+            "elapsed_ms": step.elapsed_ms,
+            "clock_running": False,
+            **step.view,
+        }
+    )
+
+
+def show_step(cli: Cli, replay: Replay, index: int) -> None:
+    step = replay.steps[index]
+    total = len(replay.steps) - 1
+    action = "the deal" if step.action is None else step.action.to_text()
+    gained = f", {step.points:+d}" if step.points else ""
+    cli.say(f"move {index} of {total}: {action}{gained}")
+    show(cli, replay_state(replay, step))
+
+
+@command("replay")
+async def replay(cli: Cli) -> int:
+    """Step through a finished game in the terminal (or print one position with --move)."""
+    found = await HttpApi(cli.server, cli.token).replay(cli.args.game_id)
+    last = len(found.steps) - 1
+    moves = plural(found.moves, "move")
+    cli.say(f"replay of {found.game_id} ({found.code}) by {found.owner.name}: {found.result}, {moves}")
+    if cli.args.move is not None:
+        show_step(cli, found, max(0, min(last, cli.args.move)))
+        return 0
+    cli.say(REPLAY_HELP)
+    index = 0
+    show_step(cli, found, index)
+    while True:
+        line = await read_line("replay> ", cli.out)
+        if line is None:
+            return 0
+        word = line.strip().lower()
+        if word in ("q", "quit"):
+            return 0
+        keys = {"": index + 1, "n": index + 1, "p": index - 1, "f": 0, "l": last}
+        if word in keys:
+            target = keys[word]
+        elif word.isdigit():
+            target = int(word)
+        elif word in ("?", "h", "help"):
+            cli.say(REPLAY_HELP)
+            continue
+        else:
+            cli.say("type ? for the replay keys")
+            continue
+        if not 0 <= target <= last:
+            cli.say(f"moves go from 0 (the deal) to {last}")
+            continue
+        index = target
+        show_step(cli, found, index)
+
+
 # -- arguments --------------------------------------------------------------------------------
 
 
@@ -426,6 +697,27 @@ def build_parser() -> argparse.ArgumentParser:
     add("watch", "watch a game live").add_argument("game_id")
     add("verify", "replay a finished game and check its result").add_argument("game_id")
     add("deal", "print the deal a code stands for").add_argument("code")
+    account = add("account", "make your player an account, show it").add_subparsers(
+        dest="action", required=True
+    )
+    add("create", "claim your player as an account (asks for a password)", account).add_argument("username")
+    add("show", "show the account and its sessions", account)
+    li = add("login", "log in to your account from this device (asks for the password)")
+    li.add_argument("username")
+    li.add_argument("--label", help="what this device is called in the session list")
+    add("logout", "end this device's session")
+    add("stats", "a player's statistics (default: yours)").add_argument("player_id", nargs="?")
+    hi = add("history", "a player's games, newest first (default: yours)")
+    hi.add_argument("player_id", nargs="?")
+    hi.add_argument("--game", help="HH or SH")
+    hi.add_argument("--variant", help="a variant such as SH1-C4")
+    hi.add_argument("--result", choices=["won", "resigned", "expired", "open"])
+    hi.add_argument("--daily", action="store_true", help="daily challenges only")
+    hi.add_argument("--limit", type=int, default=20)
+    hi.add_argument("--cursor", help="the next page (printed under a full page)")
+    rp = add("replay", "step through a finished game")
+    rp.add_argument("game_id")
+    rp.add_argument("--move", type=int, help="print only the position after this move (0: the deal)")
     race = add("race", "open, join or watch a race").add_subparsers(dest="action", required=True)
     ro = add("open", "open a race", race)
     ro.add_argument("game", nargs="?", default="HH", help="HH or SH")
