@@ -29,6 +29,10 @@ from client.render import Style, clock, render
 from client.verify import describe, verify_game
 from engine.vocabulary import Status
 
+DESCRIPTION = (
+    "Play, watch, race, replay and verify games, log in to your account and look at "
+    "statistics, histories and leaderboards, from a terminal."
+)
 Command = Callable[["Cli"], Coroutine[Any, Any, int]]
 COMMANDS: dict[str, Command] = {}
 
@@ -204,6 +208,10 @@ async def run_command(cli: Cli, game: GameHandle, parsed: Any) -> None:
         return
     try:
         if parsed == "resign":
+            answer = await read_line("resign this game? y to confirm: ", cli.out)
+            if (answer or "").strip().lower() not in ("y", "yes"):
+                cli.say("not resigned")
+                return
             await game.resign()
         else:
             result = await game.act(parsed)
@@ -266,7 +274,7 @@ async def watch(cli: Cli) -> int:
         while not game.finished:
             version = await game.wait_change(version)
             for update in [u for u in game.updates if u.seq >= seen]:
-                cli.say(f"#{update.seq} {update.action.to_text()}")
+                cli.say(f"#{update.seq} {game.info.owner.name}: {update.action.to_text()}")
                 seen = update.seq + 1
             show(cli, game.state)
         cli.say(f"finished: {game.info.result or game.state.status}")
@@ -307,8 +315,19 @@ async def daily(cli: Cli) -> int:
 
 @command("leaderboard")
 async def leaderboard(cli: Cli) -> int:
+    """A code's board; without a code, each of today's daily challenges' boards."""
     http = SolitaireClient(cli.server).http
-    body = await http.leaderboard(cli.args.code, cli.args.limit)
+    if cli.args.code:
+        return await show_board(cli, http, cli.args.code, cli.args.limit)
+    today = await http.daily()
+    for family, code in today["codes"].items():
+        cli.say(f"{family} daily, {today['day']}:")
+        await show_board(cli, http, code, cli.args.limit)
+    return 0
+
+
+async def show_board(cli: Cli, http: HttpApi, code: str, limit: int) -> int:
+    body = await http.leaderboard(code, limit)
     cli.say(f"leaderboard {body['code']}")
     print_entries(cli, body["entries"])
     account = cli.config.account(cli.server)
@@ -322,15 +341,26 @@ async def leaderboard(cli: Cli) -> int:
     return 0
 
 
+BOARD_COLUMNS = ("rank", "player", "result", "moves", "time", "score")
+
+
 def print_entries(cli: Cli, entries: list[dict[str, Any]]) -> None:
     if not entries:
         cli.say("  (no entries yet)")
-    for e in entries:
-        result = "won" if e["won"] else f"{e['result']} {e['progress']}"
-        cli.say(
-            f"  {e['rank']:>4}. {e['player']['name']:<20} {result:<14} {e['moves']:>5} moves  "
-            f"{clock(e['elapsed_ms']):>7}  score {e['score']}"
+        return
+    rows = [
+        (
+            f"{e['rank']}.",
+            e["player"]["name"],
+            "won" if e["won"] else f"{e['result']} {e['progress']}",
+            str(e["moves"]),
+            clock(e["elapsed_ms"]),
+            str(e["score"]),
         )
+        for e in entries
+    ]
+    for line in table(BOARD_COLUMNS, rows, left=3):
+        cli.say("  " + line)
 
 
 @command("race open")
@@ -534,13 +564,16 @@ async def stats(cli: Cli) -> int:
     return 0
 
 
-def table(columns: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
-    """Columns labelled, each as wide as its widest cell; numbers right-aligned."""
+def table(columns: tuple[str, ...], rows: Sequence[tuple[str, ...]], left: int = 1) -> list[str]:
+    """Every column labelled, each as wide as its widest cell; the first ``left`` columns
+    aligned left (names, codes), the rest right (numbers)."""
     widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(columns)]
 
     def line(cells: tuple[str, ...]) -> str:
-        out = [cells[0].ljust(widths[0])]
-        out += [cell.rjust(width) for cell, width in zip(cells[1:], widths[1:], strict=True)]
+        out = [
+            cell.ljust(width) if i < left else cell.rjust(width)
+            for i, (cell, width) in enumerate(zip(cells, widths, strict=True))
+        ]
         return "  ".join(out).rstrip()
 
     return [line(columns), *(line(r) for r in rows)]
@@ -578,7 +611,7 @@ async def history(cli: Cli) -> int:
         )
         for g in page.games
     ]
-    for line in table(HISTORY_COLUMNS, rows):
+    for line in table(HISTORY_COLUMNS, rows, left=4):
         cli.say(line)
     if page.next_cursor:
         cli.say(f"older games: solitaire history --cursor {page.next_cursor}")
@@ -671,7 +704,7 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--color", dest="color", action="store_true", default=argparse.SUPPRESS)
     common.add_argument("--no-color", dest="color", action="store_false", default=argparse.SUPPRESS)
     common.add_argument("--trace", default=argparse.SUPPRESS, help="append every received message to FILE")
-    parser = argparse.ArgumentParser(prog="solitaire", parents=[common], description=__doc__)
+    parser = argparse.ArgumentParser(prog="solitaire", parents=[common], description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True)
 
     def add(name: str, help_text: str, parent: Any = sub) -> argparse.ArgumentParser:
@@ -691,8 +724,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("daily", "show the daily challenges").add_argument(
         "day", nargs="?", help="YYYY-MM-DD (default today)"
     )
-    lb = add("leaderboard", "show a code's leaderboard")
-    lb.add_argument("code")
+    lb = add("leaderboard", "show a code's leaderboard (default: today's daily challenges)")
+    lb.add_argument("code", nargs="?")
     lb.add_argument("--limit", type=int, default=10)
     add("watch", "watch a game live").add_argument("game_id")
     add("verify", "replay a finished game and check its result").add_argument("game_id")

@@ -98,7 +98,9 @@ async def test_cli_login_stats_history_replay_and_logout(run: Run, second: Run, 
     assert code == 0 and "move 0 of" in out and "the deal" in out, out
     code, out = await run("replay", game_id, stdin="n\nl\n99\nzz\np\nq\n")
     assert code == 0, out
-    assert "move 1 of" in out and "moves go from 0 (the deal) to" in out and "type ? for the replay keys" in out
+    assert (
+        "move 1 of" in out and "moves go from 0 (the deal) to" in out and "type ? for the replay keys" in out
+    )
     assert "RESIGNED" in out  # the last position shows how the game ended
     code, out = await second("account", "show")
     assert code == 0 and "second device" in out and "this device" in out
