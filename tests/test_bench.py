@@ -121,3 +121,13 @@ def test_solver_bench_accounts_for_every_deal() -> None:
     figures = last_json("solver.py", "--limit", "6", "--only", "SH1-C4", "--workers", "1")["SH1-C4"]
     assert figures["deals"] == 6
     assert figures["won"] + figures["impossible"] + figures["unknown"] == pytest.approx(1.0)
+
+
+def test_profile_bench_reads_statistics_that_agree_with_the_games(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'profile.db'}"
+    result = last_json("profile.py", "--db", url, "--games", "300", "--reads", "20")
+    assert result["db"] == "sqlite" and result["games"] == 300  # the bench checks the totals itself
+    assert 0 < result["wins"] < 300 and result["daily_days"] > 0
+    assert 0 < result["stats_p50_ms"] <= result["stats_p99_ms"]
+    assert 0 < result["finish_hook_p50_ms"] <= result["finish_hook_p99_ms"]
+    assert result["catch_up_reads"] >= 1 and result["median_percentile"] is not None

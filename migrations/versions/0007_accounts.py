@@ -112,6 +112,13 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("player_id", "code", name="pk_player_dailies"),
     )
     op.create_index("ix_player_dailies_day", "player_dailies", ["player_id", "day"])
+    op.create_index(
+        "ix_player_dailies_unranked",
+        "player_dailies",
+        ["player_id", "day"],
+        sqlite_where=sa.text("rank IS NULL"),
+        postgresql_where=sa.text("rank IS NULL"),
+    )
     op.create_index("ix_games_player_created", "games", ["player_id", "created_ms", "id"])
     backfill()
 
@@ -158,6 +165,7 @@ def backfill() -> None:
 
 def downgrade() -> None:
     op.drop_index("ix_games_player_created", table_name="games")
+    op.drop_index("ix_player_dailies_unranked", table_name="player_dailies")
     op.drop_index("ix_player_dailies_day", table_name="player_dailies")
     op.drop_table("player_dailies")
     op.drop_table("player_daily_stats")

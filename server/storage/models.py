@@ -266,4 +266,14 @@ class PlayerDaily(Base):
     entries: Mapped[int | None] = mapped_column(Integer)
     percentile: Mapped[int | None] = mapped_column(Integer)
 
-    __table_args__ = (Index("ix_player_dailies_day", "player_id", "day"),)
+    __table_args__ = (
+        Index("ix_player_dailies_day", "player_id", "day"),
+        # the dailies still waiting for their rank: found without reading the ranked ones
+        Index(
+            "ix_player_dailies_unranked",
+            "player_id",
+            "day",
+            sqlite_where=text("rank IS NULL"),
+            postgresql_where=text("rank IS NULL"),
+        ),
+    )

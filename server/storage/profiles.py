@@ -38,6 +38,7 @@ DAILY_STATS: Table = PlayerDailyStats.__table__  # type: ignore[assignment]
 DAILIES: Table = PlayerDaily.__table__  # type: ignore[assignment]
 GAMES: Table = GameRow.__table__  # type: ignore[assignment]
 ENTRIES: Table = LeaderboardEntry.__table__  # type: ignore[assignment]
+FIX_AT_ONCE = 100  # daily ranks fixed by one read of the statistics (about 0.3 s at most)
 Fold = Callable[[dict[str, Any] | None], dict[str, Any] | None]
 
 
@@ -100,14 +101,18 @@ async def has_unranked(conn: AsyncConnection, player_id: str, today: str) -> boo
     return (await conn.execute(query.limit(1))).first() is not None
 
 
-async def fix_ranks(conn: AsyncConnection, player_id: str, today: str) -> int:
-    """Fix the rank and percentile of every finished daily of a day that has ended, once.
+async def fix_ranks(conn: AsyncConnection, player_id: str, today: str, at_most: int = FIX_AT_ONCE) -> int:
+    """Fix the rank and percentile of the finished dailies of days that have ended, once,
+    oldest first and at most ``at_most`` in one read (the next read goes on).
 
     A day's board no longer changes after the day (attempts still open are
     expired at midnight), so a rank fixed then is final. Returns how many.
     """
-    pending = select(DAILIES).where(
-        DAILIES.c.player_id == player_id, DAILIES.c.day < today, DAILIES.c.rank.is_(None)
+    pending = (
+        select(DAILIES)
+        .where(DAILIES.c.player_id == player_id, DAILIES.c.day < today, DAILIES.c.rank.is_(None))
+        .order_by(DAILIES.c.day)
+        .limit(at_most)
     )
     fixed = 0
     for row in (await conn.execute(pending)).all():
