@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import time
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from server.features.accounts.model import (
     check_password,
     clean_username,
     common_passwords,
+    verify_password,
 )
 from tests.conftest import ClockedServer
 from tests.support import Client, ManualClock, ahttp, new_player
@@ -249,3 +251,19 @@ async def test_concurrent_logins_each_get_a_session(server: str) -> None:
     answers = await asyncio.gather(*(log_in(server, username) for _ in range(4)))
     assert [status for status, _ in answers] == [201] * 4
     assert len({body["token"] for _, body in answers}) == 4
+
+
+def test_an_unknown_account_takes_as_long_as_a_wrong_password() -> None:
+    """verify_password(None, …) checks a dummy hash: the same argon2id work as a real one."""
+    stored = HASHER.hash(PASSWORD)
+    rounds = 5
+
+    def timed(stored_hash: str | None) -> float:
+        started = time.perf_counter()
+        for _ in range(rounds):
+            assert verify_password(stored_hash, "not the password") is False
+        return time.perf_counter() - started
+
+    known, unknown = timed(stored), timed(None)
+    assert 0.5 < unknown / known < 2.0, (known, unknown)
+    assert verify_password(stored, PASSWORD) is True
