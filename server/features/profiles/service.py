@@ -24,6 +24,7 @@ from server.features.profiles.model import (
     dailies_json,
     decode_cursor,
     encode_cursor,
+    games_json,
     sealed_for,
     variants_json,
 )
@@ -126,9 +127,11 @@ class Profiles:
             if name is None:
                 raise ProtocolError(ErrorCode.NOT_FOUND, "no such player")
             variants, daily = await store.stats_rows(conn, player_id)
+        per_variant = variants_json(variants)
         return {
             "player": {"id": player_id, "name": name},
-            "variants": variants_json(variants),
+            "games": games_json(per_variant),
+            "variants": per_variant,
             "dailies": dailies_json(daily, today),
         }
 
