@@ -117,22 +117,22 @@ class Profiles:
     # -- reading --------------------------------------------------------------------------------
 
     async def stats(self, player_id: str) -> dict[str, Any]:
+        """Two indexed round trips; a third pass only when an ended day's ranks are due."""
         today = self.today()
         async with self.services.engine.connect() as conn:
-            pending = await store.has_unranked(conn, player_id, today)
-        if pending:
+            found = await store.home(conn, player_id, today)
+        if found is None:
+            raise ProtocolError(ErrorCode.NOT_FOUND, "no such player")
+        if found.pending:
             await self._fix_ranks(player_id, today)
-        async with self.services.engine.connect() as conn:
-            name = await store.player_name(conn, player_id)
-            if name is None:
-                raise ProtocolError(ErrorCode.NOT_FOUND, "no such player")
-            variants, daily = await store.stats_rows(conn, player_id)
-        per_variant = variants_json(variants)
+            async with self.services.engine.connect() as conn:
+                found = await store.home(conn, player_id, today) or found
+        per_variant = variants_json(found.variants)
         return {
-            "player": {"id": player_id, "name": name},
+            "player": {"id": player_id, "name": found.name},
             "games": games_json(per_variant),
             "variants": per_variant,
-            "dailies": dailies_json(daily, today),
+            "dailies": dailies_json(found.daily, today),
         }
 
     async def _fix_ranks(self, player_id: str, today: str) -> None:
