@@ -87,11 +87,23 @@ def test_usernames_are_normalized_like_names(given: str, stored: str) -> None:
     assert clean_username(given) == stored
 
 
-@pytest.mark.parametrize("given", ["ab", "x" * 25, "Guest-ada", "ad\u200ba", 7])
-def test_bad_usernames_are_refused(given: object) -> None:
+@pytest.mark.parametrize(
+    ("given", "rule"),
+    [
+        ("ab", "3 to 24"),
+        ("", "3 to 24"),
+        ("  a  ", "3 to 24"),
+        ("x" * 25, "3 to 24"),
+        ("Guest-ada", "kept for guests"),
+        ("ad\u200ba", "invisible"),
+        (7, "must be a string"),
+    ],
+)
+def test_bad_usernames_are_refused(given: object, rule: str) -> None:
     with pytest.raises(ProtocolError) as refused:
         clean_username(given)
     assert refused.value.extra["field"] == "username"
+    assert rule in refused.value.message and refused.value.message.startswith("username")
 
 
 def test_backoff_doubles_after_the_free_failures_and_forgets() -> None:
