@@ -266,16 +266,18 @@ async def test_concurrent_logins_each_get_a_session(server: str) -> None:
 
 
 def test_an_unknown_account_takes_as_long_as_a_wrong_password() -> None:
-    """verify_password(None, …) checks a dummy hash: the same argon2id work as a real one."""
+    """verify_password(None, …) checks a dummy hash: the same argon2id work as a real one.
+    The fastest of several calls each is compared, which a busy machine does not disturb."""
     stored = HASHER.hash(PASSWORD)
-    rounds = 5
 
-    def timed(stored_hash: str | None) -> float:
-        started = time.perf_counter()
-        for _ in range(rounds):
+    def fastest(stored_hash: str | None) -> float:
+        times = []
+        for _ in range(7):
+            started = time.perf_counter()
             assert verify_password(stored_hash, "not the password") is False
-        return time.perf_counter() - started
+            times.append(time.perf_counter() - started)
+        return min(times)
 
-    known, unknown = timed(stored), timed(None)
+    known, unknown = fastest(stored), fastest(None)
     assert 0.5 < unknown / known < 2.0, (known, unknown)
     assert verify_password(stored, PASSWORD) is True
