@@ -16,12 +16,13 @@ See docs/clients.md. Everything here speaks the public protocol only
 (docs/protocol.md), so it doubles as a reference client for other languages.
 """
 
-from client.competition import LeaderboardFeed, RaceHandle
+from client.competition import GhostRaceHandle, LeaderboardFeed, RaceHandle
 from client.core import SolitaireClient
 from client.deals import Deal, deal
 from client.errors import (
     AuthError,
     BadCodeError,
+    BadCredentialsError,
     ConflictError,
     ConnectionLostError,
     ForbiddenError,
@@ -36,35 +37,66 @@ from client.errors import (
 )
 from client.game import GameHandle
 from client.http import HttpApi
-from client.models import Credentials, GameInfo, GameState, Outcome, Player, Result
+from client.models import (
+    Account,
+    Credentials,
+    DailyStats,
+    GameInfo,
+    GameState,
+    GameStats,
+    HistoryGame,
+    HistoryPage,
+    LoggedIn,
+    Outcome,
+    Player,
+    PlayerStats,
+    Replay,
+    ReplayStep,
+    Result,
+    Session,
+    VariantStats,
+)
 from client.verify import verify_game
 
 __all__ = [
+    "Account",
     "AuthError",
     "BadCodeError",
+    "BadCredentialsError",
     "ConflictError",
     "ConnectionLostError",
     "Credentials",
+    "DailyStats",
     "Deal",
     "ForbiddenError",
     "GameHandle",
     "GameInfo",
     "GameOverError",
     "GameState",
+    "GameStats",
+    "GhostRaceHandle",
+    "HistoryGame",
+    "HistoryPage",
     "HttpApi",
     "IllegalActionError",
     "LeaderboardFeed",
+    "LoggedIn",
     "NotFoundError",
     "Outcome",
     "Player",
+    "PlayerStats",
     "RaceHandle",
     "RateLimitedError",
+    "Replay",
+    "ReplayStep",
     "RequestError",
     "Result",
     "ServerError",
+    "Session",
     "SolitaireClient",
     "SolitaireError",
     "StaleError",
+    "VariantStats",
     "deal",
     "verify_game",
 ]

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import getpass
 import json
 import os
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
+from datetime import UTC, datetime
 from typing import IO, Any
 
 from client import commands
@@ -23,11 +25,15 @@ from client.deals import deal
 from client.errors import IllegalActionError, SolitaireError
 from client.game import GameHandle
 from client.http import HttpApi
-from client.models import GameState
+from client.models import GameState, Replay, ReplayStep
 from client.render import Style, clock, render
 from client.verify import describe, verify_game
 from engine.vocabulary import Status
 
+DESCRIPTION = (
+    "Play, watch, race, replay and verify games, log in to your account and look at "
+    "statistics, histories and leaderboards, from a terminal."
+)
 Command = Callable[["Cli"], Coroutine[Any, Any, int]]
 COMMANDS: dict[str, Command] = {}
 
@@ -204,6 +210,10 @@ async def run_command(cli: Cli, game: GameHandle, parsed: Any) -> None:
         return
     try:
         if parsed == "resign":
+            answer = await read_line("resign this game? y to confirm: ", cli.out)
+            if (answer or "").strip().lower() not in ("y", "yes"):
+                cli.say("not resigned")
+                return
             await game.resign()
         else:
             result = await game.act(parsed)
@@ -266,7 +276,7 @@ async def watch(cli: Cli) -> int:
         while not game.finished:
             version = await game.wait_change(version)
             for update in [u for u in game.updates if u.seq >= seen]:
-                cli.say(f"#{update.seq} {update.action.to_text()}")
+                cli.say(f"#{update.seq} {game.info.owner.name}: {update.action.to_text()}")
                 seen = update.seq + 1
             show(cli, game.state)
         cli.say(f"finished: {game.info.result or game.state.status}")
@@ -313,17 +323,26 @@ async def daily(cli: Cli) -> int:
 
 @command("leaderboard")
 async def leaderboard(cli: Cli) -> int:
+    """A code's board; without a code, each of today's daily challenges' boards."""
     http = SolitaireClient(cli.server).http
-    target = cli.args.code.strip().upper()
-    daily = target.count("-") == 1  # a family (SH1-C2): that day's daily, by day and family
+    if cli.args.code:
+        return await show_board(cli, http, cli.args.code, cli.args.day, cli.args.limit)
+    today = await http.daily()
+    for family in today["challenges"]:
+        await show_board(cli, http, family, today["day"], cli.args.limit)
+    return 0
+
+
+async def show_board(cli: Cli, http: HttpApi, code: str, day: str | None, limit: int) -> int:
+    """One board: a code's, or a family's daily (SH1-C2) of ``day`` (default today), by day and family."""
+    target = code.strip().upper()
+    daily = target.count("-") == 1
     if daily:
-        day = cli.args.day or (await http.daily())["day"]
-        body = await http.daily_leaderboard(day, target, cli.args.limit)
-        cli.say(
-            f"leaderboard of the {target} daily of {day}" + (f" ({body['code']})" if body["code"] else "")
-        )
+        day = day or (await http.daily())["day"]
+        body = await http.daily_leaderboard(day, target, limit)
+        cli.say(f"{target} daily of {day}" + (f" ({body['code']})" if body["code"] else "") + ":")
     else:
-        body = await http.leaderboard(target, cli.args.limit)
+        body = await http.leaderboard(target, limit)
         cli.say(f"leaderboard {body['code']}")
     print_entries(cli, body["entries"])
     account = cli.config.account(cli.server)
@@ -340,15 +359,26 @@ async def leaderboard(cli: Cli) -> int:
     return 0
 
 
+BOARD_COLUMNS = ("rank", "player", "result", "moves", "time", "score")
+
+
 def print_entries(cli: Cli, entries: list[dict[str, Any]]) -> None:
     if not entries:
         cli.say("  (no entries yet)")
-    for e in entries:
-        result = "won" if e["won"] else f"{e['result']} {e['progress']}"
-        cli.say(
-            f"  {e['rank']:>4}. {e['player']['name']:<20} {result:<14} {e['moves']:>5} moves  "
-            f"{clock(e['elapsed_ms']):>7}  score {e['score']}"
+        return
+    rows = [
+        (
+            f"{e['rank']}.",
+            e["player"]["name"],
+            "won" if e["won"] else f"{e['result']} {e['progress']}",
+            str(e["moves"]),
+            clock(e["elapsed_ms"]),
+            str(e["score"]),
         )
+        for e in entries
+    ]
+    for line in table(BOARD_COLUMNS, rows, left=3):
+        cli.say("  " + line)
 
 
 @command("race open")
@@ -408,6 +438,313 @@ def progress_of(racer: dict[str, Any]) -> str:
     return f"{racer['progress']}/{racer['progress_total']}"
 
 
+# -- accounts and the player's home ---------------------------------------------------------
+
+
+def read_password(prompt: str, out: IO[str]) -> str:
+    """A password: typed without echo on a terminal, else the next line of standard input."""
+    if sys.stdin.isatty():
+        return getpass.getpass(prompt)
+    out.write(prompt + "\n")
+    out.flush()
+    return sys.stdin.readline().rstrip("\r\n")
+
+
+@command("account create")
+async def account_create(cli: Cli) -> int:
+    """Claim the saved guest player as an account: log in with it on any other device."""
+    cli.need_token()
+    password = read_password("new password (10-128 characters): ", cli.out)
+    account = await HttpApi(cli.server, cli.token).create_account(cli.args.username, password)
+    saved = cli.config.account(cli.server) or {}
+    cli.config.set_account(cli.server, account.id, account.name, saved.get("token", cli.token or ""))
+    cli.config.set_username(cli.server, account.username or cli.args.username)
+    cli.config.save()
+    cli.say(f"{account.name} ({account.id}) is now the account {account.username!r}")
+    cli.say(f"on another device: solitaire login {account.username}")
+    return 0
+
+
+@command("account show")
+async def account_show(cli: Cli) -> int:
+    cli.need_token()
+    http = HttpApi(cli.server, cli.token)
+    me = await http.account()
+    if me.username is None:
+        cli.say(f"{me.name} ({me.id}) is a guest: `solitaire account create USERNAME` makes it an account")
+        return 0
+    cli.say(f"{me.name} ({me.id}), account {me.username!r} on {cli.server}")
+    for session in await http.sessions():
+        mark = "this device" if session.current else session.id
+        cli.say(
+            f"  session {session.id}  since {day_and_time(session.created_at)}  {session.label}  ({mark})"
+        )
+    return 0
+
+
+@command("account password")
+async def account_password(cli: Cli) -> int:
+    """Change the password; every other device is logged out."""
+    cli.need_token()
+    current = read_password("current password: ", cli.out)
+    new = read_password("new password (10-128 characters): ", cli.out)
+    ended = await HttpApi(cli.server, cli.token).change_password(current, new)
+    cli.say(f"password changed; {plural(ended, 'other session')} ended")
+    return 0
+
+
+@command("account revoke")
+async def account_revoke(cli: Cli) -> int:
+    """End another device's session (its id from `solitaire account show`)."""
+    cli.need_token()
+    await HttpApi(cli.server, cli.token).revoke_session(cli.args.session_id)
+    cli.say(f"session {cli.args.session_id} ended")
+    return 0
+
+
+@command("login")
+async def login(cli: Cli) -> int:
+    """Log in to an account from this device: its player, games and results are yours here too."""
+    password = read_password(f"password for {cli.args.username}: ", cli.out)
+    done = await HttpApi(cli.server).log_in(cli.args.username, password, label=cli.args.label)
+    cli.config.set_account(cli.server, done.id, done.name, done.token)
+    cli.config.set_username(cli.server, done.username)
+    cli.config.save()
+    cli.say(f"logged in as {done.username} ({done.name}, {done.id}) on {cli.server}")
+    return 0
+
+
+@command("logout")
+async def logout(cli: Cli) -> int:
+    """End this device's session: the saved token stops working at once and is forgotten."""
+    cli.need_token()
+    await HttpApi(cli.server, cli.token).log_out()
+    cli.config.forget_account(cli.server)
+    cli.config.save()
+    cli.say(f"logged out of {cli.server}")
+    return 0
+
+
+def day_and_time(ms: int | None) -> str:
+    if ms is None:
+        return "-"
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def or_dash(value: object) -> str:
+    return "-" if value is None else str(value)
+
+
+def percent(rate: float | None) -> str:
+    return "-" if rate is None else f"{rate * 100:.0f}%"
+
+
+def duration(ms: int | None) -> str:
+    return "-" if ms is None else clock(ms)
+
+
+def plural(count: int, word: str) -> str:
+    """``1 card``, ``2 cards``."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def player_or_self(cli: Cli) -> str:
+    chosen = getattr(cli.args, "player_id", None)
+    if chosen:
+        return str(chosen)
+    account = cli.config.account(cli.server)
+    if account is None:
+        raise SolitaireError("no_player", f"no player for {cli.server}: name one, or `solitaire login`")
+    return account["id"]
+
+
+STATS_COLUMNS = (
+    "variant",
+    "played",
+    "won",
+    "win rate",
+    "streak",
+    "best streak",
+    "best moves",
+    "avg moves",
+    "best time",
+    "avg time",
+)
+
+
+@command("stats")
+async def stats(cli: Cli) -> int:
+    found = await HttpApi(cli.server).stats(player_or_self(cli))
+    cli.say(f"statistics of {found.player.name} ({found.player.id})")
+    rows = [
+        (
+            v.variant,
+            str(v.played),
+            str(v.won),
+            percent(v.win_rate),
+            str(v.current_streak),
+            str(v.best_streak),
+            or_dash(v.best_moves),
+            or_dash(v.average_moves),
+            duration(v.best_time_ms),
+            duration(v.average_time_ms),
+        )
+        for v in found.variants
+    ]
+    for line in table(STATS_COLUMNS, rows):
+        cli.say(line)
+    d = found.dailies
+    median = "-" if d.median_percentile is None else f"{d.median_percentile:g}"
+    cli.say(
+        f"dailies: {plural(d.days_played, 'day')} played, streak {d.current_streak} (best {d.best_streak}), "
+        f"best rank {or_dash(d.best_rank)}, median percentile {median}"
+    )
+    return 0
+
+
+def table(columns: tuple[str, ...], rows: Sequence[tuple[str, ...]], left: int = 1) -> list[str]:
+    """Every column labelled, each as wide as its widest cell; the first ``left`` columns
+    aligned left (names, codes), the rest right (numbers)."""
+    widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(columns)]
+
+    def line(cells: tuple[str, ...]) -> str:
+        out = [
+            cell.ljust(width) if i < left else cell.rjust(width)
+            for i, (cell, width) in enumerate(zip(cells, widths, strict=True))
+        ]
+        return "  ".join(out).rstrip()
+
+    return [line(columns), *(line(r) for r in rows)]
+
+
+HISTORY_COLUMNS = ("started (UTC)", "game", "code", "result", "moves", "time", "score", "daily")
+
+
+@command("history")
+async def history(cli: Cli) -> int:
+    args = cli.args
+    http = HttpApi(cli.server, cli.token)
+    page = await http.history(
+        player_or_self(cli),
+        limit=args.limit,
+        cursor=args.cursor,
+        game=args.game.upper() if args.game else None,
+        variant=args.variant.upper() if args.variant else None,
+        result=args.result,
+        daily=args.daily,
+    )
+    if not page.games:
+        cli.say("no games")
+        return 0
+    rows = [
+        (
+            day_and_time(g.created_at),
+            g.id,
+            g.code,
+            g.result or g.status,
+            str(g.moves),
+            clock(g.elapsed_ms),
+            str(g.score),
+            g.daily or "",
+        )
+        for g in page.games
+    ]
+    for line in table(HISTORY_COLUMNS, rows, left=4):
+        cli.say(line)
+    if page.next_cursor:
+        cli.say(f"older games: solitaire history --cursor {page.next_cursor}")
+    return 0
+
+
+REPLAY_HELP = """replay: Enter or n  next    p  previous    f  first    l  last
+        a number   go to that move    m  the moves around this one    q  quit"""
+
+
+def replay_state(replay: Replay, step: ReplayStep) -> GameState:
+    """A replay step as the state the board is drawn from (the information bar as it was then)."""
+    code = replay.code
+    last = step.index == len(replay.steps) - 1
+    return GameState.from_json(
+        {
+            "code": code,
+            "game": code[:2],
+            "variant": code.split("-")[1],
+            "status": replay.status if last and replay.status in ("resigned", "expired") else step.status,
+            "score": step.score,
+            "moves": step.moves,
+            "seq": step.index,
+            "undo_depth": 0,
+            "progress": step.progress,
+            "progress_total": step.progress_total,
+            "elapsed_ms": step.elapsed_ms,
+            "clock_running": False,
+            **step.view,
+        }
+    )
+
+
+def show_step(cli: Cli, replay: Replay, index: int) -> None:
+    step = replay.steps[index]
+    total = len(replay.steps) - 1
+    action = "the deal" if step.action is None else step.action.to_text()
+    gained = f", {step.points:+d}" if step.points else ""
+    cli.say(f"move {index} of {total}: {action}{gained}")
+    show(cli, replay_state(replay, step))
+
+
+def move_list(replay: Replay, index: int, around: int = 5) -> list[str]:
+    """The moves near ``index``, the current one marked, each with its game clock."""
+    low, high = max(1, index - around), min(len(replay.steps) - 1, index + around)
+    lines = []
+    for step in replay.steps[low : high + 1]:
+        mark = ">" if step.index == index else " "
+        action = step.action.to_text() if step.action else ""
+        lines.append(f"{mark} {step.index:>4}  {clock(step.elapsed_ms):>6}  {action}")
+    return lines or ["  (the deal only)"]
+
+
+@command("replay")
+async def replay(cli: Cli) -> int:
+    """Step through a finished game in the terminal (or print one position with --move)."""
+    found = await HttpApi(cli.server, cli.token).replay(cli.args.game_id)
+    last = len(found.steps) - 1
+    moves = plural(found.moves, "move")
+    cli.say(f"replay of {found.game_id} ({found.code}) by {found.owner.name}: {found.result}, {moves}")
+    if cli.args.move is not None:
+        show_step(cli, found, max(0, min(last, cli.args.move)))
+        return 0
+    cli.say(REPLAY_HELP)
+    index = 0
+    show_step(cli, found, index)
+    while True:
+        line = await read_line("replay> ", cli.out)
+        if line is None:
+            return 0
+        word = line.strip().lower()
+        if word in ("q", "quit"):
+            return 0
+        keys = {"": index + 1, "n": index + 1, "p": index - 1, "f": 0, "l": last}
+        if word in keys:
+            target = keys[word]
+        elif word.isdigit():
+            target = int(word)
+        elif word in ("?", "h", "help"):
+            cli.say(REPLAY_HELP)
+            continue
+        elif word == "m":
+            for line in move_list(found, index):
+                cli.say(line)
+            continue
+        else:
+            cli.say("type ? for the replay keys")
+            continue
+        if not 0 <= target <= last:
+            cli.say(f"moves go from 0 (the deal) to {last}")
+            continue
+        index = target
+        show_step(cli, found, index)
+
+
 # -- arguments --------------------------------------------------------------------------------
 
 
@@ -420,7 +757,7 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--color", dest="color", action="store_true", default=argparse.SUPPRESS)
     common.add_argument("--no-color", dest="color", action="store_false", default=argparse.SUPPRESS)
     common.add_argument("--trace", default=argparse.SUPPRESS, help="append every received message to FILE")
-    parser = argparse.ArgumentParser(prog="solitaire", parents=[common], description=__doc__)
+    parser = argparse.ArgumentParser(prog="solitaire", parents=[common], description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True)
 
     def add(name: str, help_text: str, parent: Any = sub) -> argparse.ArgumentParser:
@@ -444,13 +781,36 @@ def build_parser() -> argparse.ArgumentParser:
     add("daily", "show the daily challenges").add_argument(
         "day", nargs="?", help="YYYY-MM-DD (default today)"
     )
-    lb = add("leaderboard", "show a code's leaderboard, or a family's daily (SH1-C2)")
-    lb.add_argument("code", help="a code, or a family for its daily challenge")
+    lb = add("leaderboard", "show a code's leaderboard, or a family's daily (default: today's dailies)")
+    lb.add_argument("code", nargs="?", help="a code, or a family (SH1-C2) for its daily challenge")
     lb.add_argument("--day", help="with a family: that day's daily (YYYY-MM-DD, default today)")
     lb.add_argument("--limit", type=int, default=10)
     add("watch", "watch a game live").add_argument("game_id")
     add("verify", "replay a finished game and check its result").add_argument("game_id")
     add("deal", "print the deal a code stands for").add_argument("code")
+    account = add("account", "make your player an account, show it").add_subparsers(
+        dest="action", required=True
+    )
+    add("create", "claim your player as an account (asks for a password)", account).add_argument("username")
+    add("show", "show the account and its sessions", account)
+    add("password", "change the password (other devices are logged out)", account)
+    add("revoke", "end another device's session", account).add_argument("session_id")
+    li = add("login", "log in to your account from this device (asks for the password)")
+    li.add_argument("username")
+    li.add_argument("--label", help="what this device is called in the session list")
+    add("logout", "end this device's session")
+    add("stats", "a player's statistics (default: yours)").add_argument("player_id", nargs="?")
+    hi = add("history", "a player's games, newest first (default: yours)")
+    hi.add_argument("player_id", nargs="?")
+    hi.add_argument("--game", help="HH or SH")
+    hi.add_argument("--variant", help="a variant such as SH1-C4")
+    hi.add_argument("--result", choices=["won", "resigned", "expired", "open"])
+    hi.add_argument("--daily", action="store_true", help="daily challenges only")
+    hi.add_argument("--limit", type=int, default=20)
+    hi.add_argument("--cursor", help="the next page (printed under a full page)")
+    rp = add("replay", "step through a finished game")
+    rp.add_argument("game_id")
+    rp.add_argument("--move", type=int, help="print only the position after this move (0: the deal)")
     race = add("race", "open, join or watch a race").add_subparsers(dest="action", required=True)
     ro = add("open", "open a race", race)
     ro.add_argument("game", nargs="?", default="HH", help="HH or SH")

@@ -13,17 +13,21 @@ import re
 
 from engine import Action
 
-HELP = {
+HELP = {  # each line fits in 80 columns
     "HH": """commands:
-  t N      touch heart card N (1-25): select it, deselect it, or pair it with the selection
-  t w      touch the waste card          t s / d   draw from the stock (redeal when empty)
-  p A B    pair two cards: heart numbers or w for the waste (p 25 w)
-  u        undo          r  resign          b  redraw the board          q  quit (the game stays open)""",
+  t N     touch heart card N (1-25): select it, deselect it,
+          or pair it with the selection
+  t w     touch the waste card
+  t s, d  draw from the stock (redeal when it is empty)
+  p A B   pair two cards: heart numbers, or w for the waste (p 25 w)
+  u undo   r resign (asks first)   b redraw the board   q quit (game stays open)""",
     "SH": """commands:
-  t c3     tap: send column 3's top card (or x1: cell 1's card) to its foundation
-  tt c3 N  double tap: the best place for the N top cards of column 3 (N defaults to 1)
-  m c3 c5 N  move N cards (default 1) from column 3 to column 5; targets: cN, xN, f (foundation)
-  u        undo          r  resign          b  redraw the board          q  quit (the game stays open)""",
+  t c3       tap: send column 3's top card (x1: cell 1's card) to its foundation
+  tt c3 N    double tap: the best place for the N top cards of column 3
+             (N defaults to 1)
+  m c3 c5 N  move N cards (default 1) from column 3 to column 5;
+             places: c1-c10 columns, x1-x4 cells, f the card's foundation
+  u undo   r resign (asks first)   b redraw the board   q quit (game stays open)""",
 }
 META = {"q": "quit", "quit": "quit", "exit": "quit", "?": "help", "h": "help", "help": "help"}
 META |= {"r": "resign", "resign": "resign", "b": "board", "board": "board"}

@@ -134,3 +134,30 @@ def _replace_racer(racers: list[dict[str, Any]], racer: dict[str, Any]) -> list[
     if not any(r["player"]["id"] == who for r in racers):
         return [*racers, racer]
     return [racer if r["player"]["id"] == who else r for r in racers]
+
+
+class GhostRaceHandle(_Changes):
+    """A race against a finished game's replay: ``game`` is yours, ``ghost`` the recorded
+    game's progress (a racer's shape), pushed at the times its actions were played, from your
+    first action on; ``winner`` is set when your game ends (``racer``, ``ghost`` or ``tie``)."""
+
+    def __init__(self, game: GameHandle, message: dict[str, Any]) -> None:
+        super().__init__()
+        self.id: str = message["race_id"]
+        self.game = game
+        self.ghost: dict[str, Any] = message["ghost"]
+        self.recorded: dict[str, Any] | None = message.get("recorded")
+        self.winner: str | None = None
+        self.result: dict[str, Any] | None = None  # the ghost_finished message
+
+    def take_push(self, message: dict[str, Any]) -> None:
+        if message["type"] == "ghost_progress":
+            self.ghost = message["racer"]
+        elif message["type"] == "ghost_finished":
+            self.ghost, self.winner, self.result = message["ghost"], message["winner"], message
+        self.bump()
+
+    async def wait_finished(self, timeout: float | None = None) -> str:
+        while self.winner is None:
+            await self.wait_change(self.version, timeout)
+        return self.winner

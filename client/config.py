@@ -58,3 +58,12 @@ class Config:
     def set_account(self, server: str, player_id: str, name: str, token: str) -> None:
         players = self.data.setdefault("players", {})
         players[normalize_server(server)] = {"id": player_id, "name": name, "token": token}
+
+    def set_username(self, server: str, username: str) -> None:
+        found = self.data.setdefault("players", {}).get(normalize_server(server))
+        if isinstance(found, dict):
+            found["username"] = username
+
+    def forget_account(self, server: str) -> None:
+        """After logging out: the token no longer works, so it is not kept."""
+        self.data.get("players", {}).pop(normalize_server(server), None)

@@ -26,7 +26,7 @@ from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from websockets.protocol import State as SocketState
 
-from client.competition import LeaderboardFeed, RaceHandle, board_key
+from client.competition import GhostRaceHandle, LeaderboardFeed, RaceHandle, board_key
 from client.errors import AuthError, ConnectionLostError, GameOverError, error_from
 from client.game import ActionLike, GameHandle, to_action
 from client.http import DEFAULT_SERVER, HttpApi, websocket_url
@@ -119,6 +119,7 @@ class SolitaireClient:
         self.games: dict[str, GameHandle] = {}
         self.leaderboards: dict[str, LeaderboardFeed] = {}
         self.races: dict[str, RaceHandle] = {}
+        self.ghosts: dict[str, GhostRaceHandle] = {}
         self.pushes: list[Listener] = []  # called with every pushed message
         self._ws: ClientConnection | None = None
         self._pending: dict[Any, tuple[ClientConnection, asyncio.Future[dict[str, Any]]]] = {}
@@ -306,6 +307,13 @@ class SolitaireClient:
         await self.request("race_leave", race_id=race_id)
         self.races.pop(race_id, None)
 
+    async def ghost_race(self, game_id: str) -> GhostRaceHandle:
+        """Race the replay of a finished game: a new game on its deal, and the ghost's progress."""
+        reply = await self.request("ghost_race", game_id=game_id)
+        handle = GhostRaceHandle(self._track({**reply, "role": "owner"}), reply)
+        self.ghosts[handle.id] = handle
+        return handle
+
     def adopt_game(self, message: dict[str, Any]) -> GameHandle:
         """Hold a game this player was given (a race's ``race_started``) like one it opened."""
         return self._track({"game": message["game"], "state": message["state"], "role": "owner"})
@@ -484,6 +492,8 @@ class SolitaireClient:
             race = self.races.get(str(message.get("race_id") or message.get("race", {}).get("id")))
             if race is not None:
                 race.take_push(message)
+        elif kind in ("ghost_progress", "ghost_finished") and message.get("race_id") in self.ghosts:
+            self.ghosts[message["race_id"]].take_push(message)
         elif kind == "bye":
             self.bye_reason = message.get("reason")
         elif kind == "error" and message.get("code") == "rate_limited":

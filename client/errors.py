@@ -38,6 +38,10 @@ class AuthError(SolitaireError):
     """not_authenticated, bad_token, unsupported_version: the connection was refused."""
 
 
+class BadCredentialsError(AuthError):
+    """bad_credentials: an unknown username or a wrong password (the server never says which)."""
+
+
 class BadCodeError(SolitaireError):
     """bad_code: a game code that does not parse; ``part`` names the bad part."""
 
@@ -91,6 +95,7 @@ ERRORS: dict[str, type[SolitaireError]] = {
     ErrorCode.BAD_MESSAGE: RequestError,
     ErrorCode.NOT_AUTHENTICATED: AuthError,
     ErrorCode.BAD_TOKEN: AuthError,
+    ErrorCode.BAD_CREDENTIALS: BadCredentialsError,
     ErrorCode.UNSUPPORTED_VERSION: AuthError,
     ErrorCode.BAD_CODE: BadCodeError,
     ErrorCode.NOT_FOUND: NotFoundError,

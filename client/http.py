@@ -14,7 +14,18 @@ import urllib.request
 from typing import Any
 
 from client.errors import ConnectionLostError, SolitaireError, error_from
-from client.models import Credentials, GameInfo, GameState, Player
+from client.models import (
+    Account,
+    Credentials,
+    GameInfo,
+    GameState,
+    HistoryPage,
+    LoggedIn,
+    Player,
+    PlayerStats,
+    Replay,
+    Session,
+)
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
 
@@ -76,6 +87,73 @@ class HttpApi:
     async def player(self, player_id: str) -> dict[str, Any]:
         result: dict[str, Any] = await self.call("GET", f"/api/players/{quote(player_id)}")
         return result
+
+    # -- accounts and sessions ---------------------------------------------------------
+
+    async def create_account(self, username: str, password: str) -> Account:
+        """Claim this guest player (its token) as an account; the token keeps working."""
+        body = await self.call(
+            "POST", "/api/accounts", {"username": username, "password": password}, auth=True
+        )
+        return Account(body["id"], body["name"], body["username"], None, None)
+
+    async def account(self) -> Account:
+        """Who this token is: the player, its account (username None for a guest) and session."""
+        return Account.from_json(await self.call("GET", "/api/accounts/me", auth=True))
+
+    async def log_in(self, username: str, password: str, label: str | None = None) -> LoggedIn:
+        """A new session for the account's player; sets this client's token to it."""
+        fields = {"username": username, "password": password, **({"label": label} if label else {})}
+        done = LoggedIn.from_json(await self.call("POST", "/api/sessions", fields))
+        self.token = done.token
+        return done
+
+    async def sessions(self) -> list[Session]:
+        body = await self.call("GET", "/api/sessions", auth=True)
+        return [Session.from_json(s) for s in body["sessions"]]
+
+    async def log_out(self) -> int:
+        """End this token's session (its sockets close too); returns how many ended (1)."""
+        body = await self.call("DELETE", "/api/sessions/current", auth=True)
+        return int(body["ended_sessions"])
+
+    async def revoke_session(self, session_id: str) -> int:
+        body = await self.call("DELETE", f"/api/sessions/{quote(session_id)}", auth=True)
+        return int(body["ended_sessions"])
+
+    async def change_password(self, password: str, new_password: str) -> int:
+        """Returns how many other sessions ended (all of them)."""
+        fields = {"password": password, "new_password": new_password}
+        body = await self.call("POST", "/api/accounts/me/password", fields, auth=True)
+        return int(body["ended_sessions"])
+
+    # -- a player's home ---------------------------------------------------------------
+
+    async def stats(self, player_id: str) -> PlayerStats:
+        return PlayerStats.from_json(await self.call("GET", f"/api/players/{quote(player_id)}/stats"))
+
+    async def history(
+        self,
+        player_id: str,
+        *,
+        limit: int = 20,
+        cursor: str | None = None,
+        game: str | None = None,
+        variant: str | None = None,
+        result: str | None = None,
+        daily: bool = False,
+    ) -> HistoryPage:
+        """A page of a player's games, newest first (its own, with this client's token: all)."""
+        query = {"limit": str(limit), "cursor": cursor, "game": game, "variant": variant, "result": result}
+        if daily:
+            query["daily"] = "true"
+        text = urllib.parse.urlencode({k: v for k, v in query.items() if v is not None})
+        body = await self.call("GET", f"/api/players/{quote(player_id)}/games?{text}", auth=True)
+        return HistoryPage.from_json(body)
+
+    async def replay(self, game_id: str) -> Replay:
+        """Every position of a finished game, computed by the server's engine."""
+        return Replay.from_json(await self.call("GET", f"/api/games/{quote(game_id)}/replay", auth=True))
 
     # -- games -------------------------------------------------------------------
 

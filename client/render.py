@@ -54,6 +54,11 @@ class Style:
         return self.paint(text, "1")
 
 
+def card_count(count: int) -> str:
+    """``1 card``, ``0 cards``, ``24 cards``."""
+    return f"{count} card" if count == 1 else f"{count} cards"
+
+
 def clock(ms: int) -> str:
     seconds = ms // 1000
     return f"{seconds // 60}:{seconds % 60:02d}"
@@ -121,8 +126,8 @@ def render_heart(state: GameState, style: Style) -> list[str]:
     elif "waste" in framed:
         waste_text = "<" + style.card(waste, "1", "4") + ">"
     lines.append("")
-    stock = f"  stock (s): {board['stock_count']} cards"
-    lines.append(f"{stock}    waste (w): {waste_text}  ({board['waste_count']} cards)")
+    stock = f"  stock (s): {card_count(board['stock_count'])}"
+    lines.append(f"{stock}    waste (w): {waste_text}  ({card_count(board['waste_count'])})")
     return lines
 
 

@@ -4,8 +4,9 @@ Nothing registers itself on import. The layers, from the top (each imports
 only from below it; ``tests/server/test_layers.py`` checks it):
 
 - edge: :mod:`server.edge` (the WebSocket session and its plumbing, HTTP helpers)
-- features: :mod:`server.features` (play, players, dailies, leaderboards, races,
-  replays, solutions, screening, moderation), each exporting its routes and request handlers
+- features: :mod:`server.features` (play, players, accounts, profiles, dailies,
+  leaderboards, races, replays, solutions, screening, moderation), each exporting its routes
+  and request handlers
 - core: :mod:`server.core` (live games, the hub, topics, the handler contract)
 - storage: :mod:`server.storage`
 - below all: :mod:`engine`
@@ -37,6 +38,8 @@ from server.core.services import Services
 from server.edge import http, ws
 from server.edge.http import Ping
 from server.edge.security import BrowserPolicy, SecurityHeaders
+from server.features.accounts.api import AccountsApi
+from server.features.accounts.service import Accounts
 from server.features.dailies.api import DailiesApi
 from server.features.dailies.service import Dailies
 from server.features.leaderboards.api import LeaderboardsApi
@@ -45,7 +48,10 @@ from server.features.moderation.api import ModerationApi
 from server.features.moderation.service import Moderation
 from server.features.play import Play
 from server.features.players import Players
+from server.features.profiles.api import ProfilesApi
+from server.features.profiles.service import Profiles
 from server.features.races.api import RacesApi
+from server.features.races.ghosts import GhostRaces
 from server.features.races.service import Races
 from server.features.replays.api import ReplaysApi
 from server.features.screening.service import SolverSignals
@@ -70,12 +76,16 @@ class Features:
     races: Races
     dead_ends: DeadEnds
     solver_signals: SolverSignals
+    profiles: Profiles
+    ghosts: GhostRaces
     routes: list[BaseRoute]
     handlers: Mapping[str, Handler]
 
     async def start(self) -> None:
         await self.leaderboards.start()
+        await self.profiles.start()
         await self.races.start_listening()
+        await self.ghosts.start()
         await self.dead_ends.start()
         await self.solver_signals.start()
         await self.dailies.start()
@@ -84,6 +94,7 @@ class Features:
         await self.dailies.stop()
         await self.solver_signals.stop()
         await self.races.stop()
+        await self.ghosts.stop()
         await self.leaderboards.stop()
         await self.dead_ends.stop()
 
@@ -143,6 +154,9 @@ def build_features(services: Services, redis_ping: Ping | None = None) -> Featur
     boards_api = LeaderboardsApi(services.engine, dailies)
     solutions_api = SolutionsApi(services.games, solutions, services.sessions)
     moderation = Moderation(services.engine, services.sessions, services.clock, services.peers)
+    accounts = Accounts(services)
+    profiles = Profiles(services)
+    ghosts = GhostRaces(services, dailies, profiles, services.quotas.races)
     routes: list[BaseRoute] = [
         *http.basic_routes(services.engine, services.writer, redis_ping),
         *players.routes(),
@@ -151,14 +165,19 @@ def build_features(services: Services, redis_ping: Ping | None = None) -> Featur
         *ReplaysApi(services.engine, services.sessions, services.clock).routes(),
         *solutions_api.routes(),
         *ModerationApi(moderation).routes(),
+        *AccountsApi(accounts).routes(),
+        *ProfilesApi(profiles, accounts).routes(),
     ]
     handlers = merge_handlers(
         Play(services.games, starter=dailies, new_games=services.quotas.games).handlers(),
         boards_api.handlers(),
         RacesApi(races, opened=services.quotas.races).handlers(),
         solutions_api.handlers(),
+        ghosts.handlers(),
     )
-    return Features(dailies, leaderboards, races, dead_ends, solver_signals, routes, handlers)
+    return Features(
+        dailies, leaderboards, races, dead_ends, solver_signals, profiles, ghosts, routes, handlers
+    )
 
 
 def merge_handlers(*groups: Handlers) -> dict[str, Handler]:

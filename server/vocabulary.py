@@ -19,6 +19,7 @@ class ErrorCode(StrEnum):
     BAD_MESSAGE = "bad_message"
     NOT_AUTHENTICATED = "not_authenticated"
     BAD_TOKEN = "bad_token"
+    BAD_CREDENTIALS = "bad_credentials"
     UNSUPPORTED_VERSION = "unsupported_version"
     BAD_CODE = "bad_code"
     NOT_FOUND = "not_found"
@@ -43,6 +44,7 @@ _HTTP_STATUS = {
     ErrorCode.BAD_MESSAGE: 400,
     ErrorCode.BAD_CODE: 400,
     ErrorCode.BAD_TOKEN: 401,
+    ErrorCode.BAD_CREDENTIALS: 401,
     ErrorCode.FORBIDDEN: 403,
     ErrorCode.SEALED: 403,
     ErrorCode.NOT_FOUND: 404,

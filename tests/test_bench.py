@@ -142,3 +142,13 @@ def test_cluster_bench_pushes_across_instances() -> None:
     assert result["pushes"] > 0 and 0 < result["push_p50_ms"] <= result["push_p99_ms"]
     assert result["server_cpu_ms_per_action"] > 0
     assert alone["instances"] == 1 and alone["mode"] == "alone" and alone["errors"] == 0
+
+
+def test_profile_bench_reads_statistics_that_agree_with_the_games(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'profile.db'}"
+    result = last_json("profile.py", "--db", url, "--games", "300", "--reads", "20")
+    assert result["db"] == "sqlite" and result["games"] == 300  # the bench checks the totals itself
+    assert 0 < result["wins"] < 300 and result["daily_days"] > 0
+    assert 0 < result["stats_p50_ms"] <= result["stats_p99_ms"]
+    assert 0 < result["finish_hook_p50_ms"] <= result["finish_hook_p99_ms"]
+    assert result["catch_up_reads"] >= 1 and result["median_percentile"] is not None

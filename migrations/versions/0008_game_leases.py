@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0008_game_leases"
-down_revision = "0006_competition_integrity"
+down_revision = "0007_accounts"
 branch_labels = None
 depends_on = None
 

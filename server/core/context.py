@@ -50,6 +50,13 @@ class Peer(Protocol):
     @property
     def player_id(self) -> str | None: ...
 
+    @property
+    def token_hash(self) -> str | None:
+        """The hash of the token the client authenticated with (None: anonymous)."""
+
+    async def session_ended(self) -> None:
+        """Its session was logged out or revoked: close at once (4401)."""
+
     def rename(self, name: str) -> None:
         """Games started from now on carry the new name."""
 
@@ -76,6 +83,15 @@ class Peers:
         for peer in self._peers:
             if peer.player_id == player_id:
                 peer.rename(name)
+
+    async def end_sessions(self, token_hashes: set[str]) -> int:
+        """Close every connection authenticated with one of these tokens; returns how many."""
+        ending = [
+            peer for peer in self._peers if peer.token_hash is not None and peer.token_hash in token_hashes
+        ]
+        for peer in ending:
+            await peer.session_ended()
+        return len(ending)
 
     async def goodbye_all(self, reason: str) -> None:
         for peer in list(self._peers):

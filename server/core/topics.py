@@ -21,3 +21,8 @@ def race(race_id: str) -> str:
 def racer(race_id: str, player_id: str) -> str:
     """A racer's private topic: their ``race_started`` (with their own game) goes here."""
     return f"race:{race_id}:{player_id}"
+
+
+def ghost(race_id: str) -> str:
+    """A ghost race's ``ghost_progress`` and ``ghost_finished`` pushes (its one racer follows it)."""
+    return f"ghost:{race_id}"

@@ -169,13 +169,16 @@ _DECODER = json.JSONDecoder(parse_constant=_no_constant)
 
 
 def request_id(message: dict[str, Any]) -> Any:
-    """The client's id if it is a valid one (Unicode text up to 64 characters, or an integer).
+    """The client's id if it is a valid one (Unicode text up to 64 characters, or an integer:
+    ``1.0`` is the integer 1).
 
     An id that is not is never echoed: a reply carrying a lone surrogate could not be sent.
     """
     rid = message.get("id")
     if isinstance(rid, bool):
         return None
+    if isinstance(rid, float) and rid.is_integer():  # JSON Schema's meaning, as for every field
+        return int(rid)
     if isinstance(rid, int) or (isinstance(rid, str) and len(rid) <= 64 and lone_surrogate(rid) is None):
         return rid
     return None

@@ -63,6 +63,7 @@ class Connection:
         self._address = address_key(websocket.client.host if websocket.client else None)
         self._held_address: str | None = None  # the quota slots this connection holds
         self._held_player: str | None = None
+        self._token_hash: str | None = None  # the session this connection runs on
 
     # -- what handlers see (server.core.context.Caller) -------------------------------
 
@@ -100,6 +101,17 @@ class Connection:
 
     def rename(self, name: str) -> None:
         self.session.player_name = name
+
+    @property
+    def token_hash(self) -> str | None:
+        return self._token_hash
+
+    async def session_ended(self) -> None:
+        """Logged out or revoked: the token no longer works, so neither does this socket."""
+        if self.closed:
+            return
+        await self.flush()
+        await self._close(CloseCode.AUTH, "session ended")
 
     # -- outgoing ------------------------------------------------------------------------
 
@@ -233,6 +245,8 @@ class Connection:
         if request.token is None:
             self.session.authenticated(request, None)
             return
+        # Known before the look-up: a logout that lands while it runs closes this socket too.
+        self._token_hash = queries.hash_token(request.token)
         try:
             async with self.services.sessions() as db:
                 player = await queries.player_by_token(db, request.token)

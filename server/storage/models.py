@@ -102,6 +102,8 @@ class GameRow(Base):
             sqlite_where=text("result IS NULL"),
             postgresql_where=text("result IS NULL"),
         ),
+        # Migration 0007: a player's history, newest first, paged by (created_ms, id).
+        Index("ix_games_player_created", "player_id", "created_ms", "id"),
     )
 
 
@@ -267,3 +269,100 @@ class GameLease(Base):
     game_id: Mapped[str] = mapped_column(ForeignKey("games.id"), primary_key=True)
     token: Mapped[int] = mapped_column(BigInteger)
     holder: Mapped[str] = mapped_column(String(64))
+
+
+class Account(Base):
+    """Migration 0007: a player claimed with a username and a password (argon2id, never in clear).
+
+    Usernames are unique by the same two keys as names (``names.model.name_keys``)."""
+
+    __tablename__ = "accounts"
+
+    player_id: Mapped[str] = mapped_column(ForeignKey("players.id"), primary_key=True)
+    username: Mapped[str] = mapped_column(String(32))
+    username_fold: Mapped[str] = mapped_column(String(128))
+    username_skeleton: Mapped[str] = mapped_column(String(128))
+    password_hash: Mapped[str] = mapped_column(String(256))
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+    password_changed_ms: Mapped[int] = mapped_column(BigInteger)
+
+    __table_args__ = (
+        Index("uq_accounts_username_fold", "username_fold", unique=True),
+        Index("uq_accounts_username_skeleton", "username_skeleton", unique=True),
+    )
+
+
+class PlayerSession(Base):
+    """Migration 0007: one logged-in device of a player; the token is stored only as its hash."""
+
+    __tablename__ = "player_sessions"
+
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    player_id: Mapped[str] = mapped_column(ForeignKey("players.id"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    label: Mapped[str] = mapped_column(String(64))
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class PlayerStats(Base):
+    """Migration 0007: a player's running totals on one variant (``HH1-N``, ``SH1-C4`` …),
+    changed in the transaction that finishes each game, so reading them scans nothing."""
+
+    __tablename__ = "player_stats"
+
+    player_id: Mapped[str] = mapped_column(ForeignKey("players.id"), primary_key=True)
+    family: Mapped[str] = mapped_column(String(8), primary_key=True)
+    played: Mapped[int] = mapped_column(Integer)
+    won: Mapped[int] = mapped_column(Integer)
+    current_streak: Mapped[int] = mapped_column(Integer)
+    best_streak: Mapped[int] = mapped_column(Integer)
+    best_moves: Mapped[int | None] = mapped_column(Integer)
+    won_moves: Mapped[int] = mapped_column(BigInteger)  # sum over wins, for the average
+    best_time_ms: Mapped[int | None] = mapped_column(BigInteger)
+    won_time_ms: Mapped[int] = mapped_column(BigInteger)  # sum over wins, for the average
+    last_finished_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class PlayerDailyStats(Base):
+    """Migration 0007: a player's daily totals: days played, streaks, ranks once days ended.
+
+    ``percentiles`` counts the player's fixed daily percentiles 0..100 (a JSON
+    list of 101 counts): the median is read from it without a scan."""
+
+    __tablename__ = "player_daily_stats"
+
+    player_id: Mapped[str] = mapped_column(ForeignKey("players.id"), primary_key=True)
+    days_played: Mapped[int] = mapped_column(Integer)
+    last_day: Mapped[str] = mapped_column(String(10))
+    current_streak: Mapped[int] = mapped_column(Integer)
+    best_streak: Mapped[int] = mapped_column(Integer)
+    best_rank: Mapped[int | None] = mapped_column(Integer)
+    ranked: Mapped[int] = mapped_column(Integer)  # attempts whose rank is fixed
+    percentiles: Mapped[str] = mapped_column(String(1024))
+
+
+class PlayerDaily(Base):
+    """Migration 0007: one finished ranked daily attempt; its rank and percentile are fixed
+    once its day has ended (the board no longer changes), at the next read of the stats."""
+
+    __tablename__ = "player_dailies"
+
+    player_id: Mapped[str] = mapped_column(ForeignKey("players.id"), primary_key=True)
+    code: Mapped[str] = mapped_column(String(24), primary_key=True)
+    day: Mapped[str] = mapped_column(String(10))
+    game_id: Mapped[str] = mapped_column(String(16))
+    rank: Mapped[int | None] = mapped_column(Integer)
+    entries: Mapped[int | None] = mapped_column(Integer)
+    percentile: Mapped[int | None] = mapped_column(Integer)
+
+    __table_args__ = (
+        Index("ix_player_dailies_day", "player_id", "day"),
+        # the dailies still waiting for their rank: found without reading the ranked ones
+        Index(
+            "ix_player_dailies_unranked",
+            "player_id",
+            "day",
+            sqlite_where=text("rank IS NULL"),
+            postgresql_where=text("rank IS NULL"),
+        ),
+    )

@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.features.names.model import guest_name, name_keys
-from server.storage.models import ActionRow, GameRow, Player
+from server.storage.models import ActionRow, GameRow, Player, PlayerSession
 
 
 def hash_token(token: str) -> str:
@@ -64,8 +64,15 @@ async def _name_holder(session: AsyncSession, name: str, besides: str) -> str | 
 
 
 async def player_by_token(session: AsyncSession, token: str) -> Player | None:
-    result = await session.execute(select(Player).where(Player.token_hash == hash_token(token)))
-    return result.scalar_one_or_none()
+    """The player of a guest's own token or of a logged-in session's (migration 0007)."""
+    digest = hash_token(token)
+    result = await session.execute(select(Player).where(Player.token_hash == digest))
+    player = result.scalar_one_or_none()
+    if player is None:
+        in_session = select(Player).join(PlayerSession, PlayerSession.player_id == Player.id)
+        result = await session.execute(in_session.where(PlayerSession.token_hash == digest))
+        player = result.scalar_one_or_none()
+    return player
 
 
 async def player_by_id(session: AsyncSession, player_id: str) -> Player | None:

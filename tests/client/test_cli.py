@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import stat
 import sys
 from collections.abc import AsyncIterator
@@ -87,8 +88,9 @@ async def test_create_a_player_and_play_heart_to_heart(run: Run) -> None:
     assert "draw " in out and "undo" in out and "expected t N" in out and "commands:" in out
     assert "the game stays open: solitaire play --game g_" in out
     game_id = out.rsplit("--game ", 1)[1].split()[0]
-    code, out = await run("play", "--game", game_id, stdin="p 24 23\nr\n")
+    code, out = await run("play", "--game", game_id, stdin="p 24 23\nr\nn\nr\ny\n")
     assert "refused: That card is covered (not_free)" in out or "refused:" in out
+    assert "not resigned" in out  # resigning asks first
     assert "game over: resigned, score 10" in out
     code, out = await run("verify", game_id)
     assert code == 0 and out.startswith("verified: HH1-N-AAAAAC5")
@@ -112,6 +114,7 @@ async def test_seahaven_commands_and_watching(run: Run, server: str) -> None:
     watched, _ = await asyncio.wait_for(watcher.communicate(), 30)
     run.collect()
     assert watcher.returncode == 0 and b"double_tap" in watched and b"finished: resigned" in watched
+    assert re.search(rb"#0 Guest-[0-9a-f]+: double_tap", watched), watched  # whose move it was
 
 
 async def test_errors_are_reported_without_a_traceback(run: Run) -> None:
@@ -139,11 +142,14 @@ async def test_daily_and_leaderboard(run: Run) -> None:
     await run("player", "create", "--name", "Daily")
     code, out = await run("daily")
     assert code == 0 and "daily challenges for" in out and "SH1-C2" in out
-    code, out = await run("play", "SH", "--daily", "--variant", "C2", stdin="r\n")
+    code, out = await run("play", "SH", "--daily", "--variant", "C2", stdin="r\ny\n")
     assert code == 0 and "game over: resigned" in out
     assert out.split("\n", 2)[1].split()[:2] == ["SH1-C2", "daily"]  # its code is sealed: not shown
     code, out = await run("leaderboard", "SH1-C2")
     assert code == 0 and "Daily" in out and "your rank: 1" in out and "SH1-C2-" not in out
+    assert "rank  player" in out and "moves" in out and "score" in out  # every column labelled
+    code, out = await run("leaderboard")  # without a code: today's daily challenges, by family
+    assert code == 0 and "SH1-C2 daily" in out and "HH1-N daily" in out and "SH1-C2-" not in out
 
 
 async def test_race_join_plays_the_race(run: Run, server: str) -> None:
@@ -156,7 +162,7 @@ async def test_race_join_plays_the_race(run: Run, server: str) -> None:
         assert b"joined race" in await asyncio.wait_for(joiner.stdout.readline(), 30)
         await race.start(0)
         game = await race.wait_game(timeout=10)
-        joiner.stdin.write(b"p 25 w\nr\n")  # type: ignore[union-attr]
+        joiner.stdin.write(b"p 25 w\nr\ny\n")  # type: ignore[union-attr]
         await game.resign()
         out, _ = await asyncio.wait_for(joiner.communicate(), 30)
         run.collect()

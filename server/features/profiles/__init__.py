@@ -1,0 +1,1 @@
+"""A player's home: statistics, history and replays of finished games."""

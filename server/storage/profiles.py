@@ -1,0 +1,214 @@
+"""Queries of a player's home: the running statistics, daily ranks once a day ended, history.
+
+The statistics rows change only inside the transaction that finishes a game
+(:func:`record_finish`, a finish hook), each locked for that change
+(``SELECT … FOR UPDATE`` on PostgreSQL, where several instances may finish
+games of one player at once; SQLite has one writer anyway).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Row, Table, and_, func, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from server.features.leaderboards.model import sort_key
+from server.features.profiles.model import (
+    HistoryFilter,
+    add_percentile,
+    fold_daily,
+    fold_finish,
+    percentile,
+)
+from server.storage.dialect import upsert
+from server.storage.leaderboards import position
+from server.storage.models import (
+    GameRow,
+    LeaderboardEntry,
+    Player,
+    PlayerDaily,
+    PlayerDailyStats,
+    PlayerStats,
+)
+
+STATS: Table = PlayerStats.__table__  # type: ignore[assignment]
+DAILY_STATS: Table = PlayerDailyStats.__table__  # type: ignore[assignment]
+DAILIES: Table = PlayerDaily.__table__  # type: ignore[assignment]
+GAMES: Table = GameRow.__table__  # type: ignore[assignment]
+ENTRIES: Table = LeaderboardEntry.__table__  # type: ignore[assignment]
+FIX_AT_ONCE = 100  # daily ranks fixed by one read of the statistics (about 0.3 s at most)
+Fold = Callable[[dict[str, Any] | None], dict[str, Any] | None]
+
+
+async def _fold(conn: AsyncConnection, table: Table, key: dict[str, Any], fold: Fold) -> None:
+    """Change one statistics row by ``fold`` (given None when there is no row yet), locked."""
+    where = and_(*(table.c[name] == value for name, value in key.items()))
+    locked = select(table).where(where).with_for_update()
+    row = (await conn.execute(locked)).first()
+    if row is None:
+        values = fold(None)
+        if values is None:
+            return
+        inserted = await conn.execute(upsert(conn, table).values(**key, **values).on_conflict_do_nothing())
+        if inserted.rowcount == 1:
+            return
+        row = (await conn.execute(locked)).one()  # another instance inserted it meanwhile
+    current = {name: value for name, value in row._mapping.items() if name not in key}
+    values = fold(current)
+    if values is not None:
+        await conn.execute(update(table).where(where).values(**values))
+
+
+async def record_finish(
+    conn: AsyncConnection,
+    player_id: str,
+    family: str,
+    won: bool,
+    moves: int,
+    elapsed_ms: int,
+    at_ms: int,
+) -> None:
+    """One more finished game on a variant's totals."""
+    key = {"player_id": player_id, "family": family}
+    await _fold(conn, STATS, key, lambda row: fold_finish(row, won, moves, elapsed_ms, at_ms))
+
+
+async def record_daily(conn: AsyncConnection, player_id: str, day: str, code: str, game_id: str) -> None:
+    """A finished ranked daily attempt: its row (rank fixed later), and the day on the totals."""
+    seen = select(func.count()).where(DAILIES.c.player_id == player_id, DAILIES.c.day == day)
+    new_day = int((await conn.execute(seen)).scalar_one()) == 0
+    row = {"player_id": player_id, "code": code, "day": day, "game_id": game_id}
+    inserted = await conn.execute(upsert(conn, DAILIES).values(**row).on_conflict_do_nothing())
+    if inserted.rowcount != 1:
+        return  # already counted (one ranked attempt per code)
+    await _fold(conn, DAILY_STATS, {"player_id": player_id}, lambda r: fold_daily(r, day, new_day))
+
+
+@dataclass(frozen=True, slots=True)
+class Home:
+    """What one statistics read needs, in two round trips: the name, the daily totals, whether
+    a daily of an ended day still waits for its rank, and the variants' totals."""
+
+    name: str
+    daily: Row[Any] | None
+    pending: bool
+    variants: dict[str, Row[Any]]
+
+
+async def home(conn: AsyncConnection, player_id: str, today: str) -> Home | None:
+    """The player's statistics rows, or None for an unknown player."""
+    pending = (
+        select(DAILIES.c.code)
+        .where(DAILIES.c.player_id == player_id, DAILIES.c.day < today, DAILIES.c.rank.is_(None))
+        .limit(1)
+        .exists()
+    )
+    players = Player.__table__
+    daily_columns = [c for c in DAILY_STATS.c if c.name != "player_id"]
+    query = (
+        select(players.c.name, pending.label("pending"), *daily_columns)
+        .select_from(players.outerjoin(DAILY_STATS, DAILY_STATS.c.player_id == players.c.id))
+        .where(players.c.id == player_id)
+    )
+    row = (await conn.execute(query)).first()
+    if row is None:
+        return None
+    rows = (await conn.execute(select(STATS).where(STATS.c.player_id == player_id))).all()
+    daily = row if row.days_played is not None else None
+    return Home(row.name, daily, bool(row.pending), {r.family: r for r in rows})
+
+
+async def fix_ranks(conn: AsyncConnection, player_id: str, today: str, at_most: int = FIX_AT_ONCE) -> int:
+    """Fix the rank and percentile of the finished dailies of days that have ended, once,
+    oldest first and at most ``at_most`` in one read (the next read goes on).
+
+    A day's board no longer changes after the day (attempts still open are
+    expired at midnight), so a rank fixed then is final. Returns how many.
+    """
+    pending = (
+        select(DAILIES)
+        .where(DAILIES.c.player_id == player_id, DAILIES.c.day < today, DAILIES.c.rank.is_(None))
+        .order_by(DAILIES.c.day)
+        .limit(at_most)
+    )
+    fixed = 0
+    for row in (await conn.execute(pending)).all():
+        entry_q = select(ENTRIES).where(ENTRIES.c.code == row.code, ENTRIES.c.player_id == player_id)
+        entry = (await conn.execute(entry_q)).first()
+        if entry is None:
+            continue
+        key = sort_key(bool(entry.won), entry.progress, entry.moves, entry.elapsed_ms)
+        _, better = await position(conn, row.code, key, player_id)
+        count_q = select(func.count()).where(ENTRIES.c.code == row.code)
+        entries = int((await conn.execute(count_q)).scalar_one())
+        rank = better + 1
+        share = percentile(rank, entries)
+        done = await conn.execute(
+            update(DAILIES)
+            .where(DAILIES.c.player_id == player_id, DAILIES.c.code == row.code, DAILIES.c.rank.is_(None))
+            .values(rank=rank, entries=entries, percentile=share)
+        )
+        if done.rowcount != 1:
+            continue  # another reader fixed it first
+
+        def take(
+            totals: dict[str, Any] | None, rank: int = rank, share: int = share
+        ) -> dict[str, Any] | None:
+            if totals is None:
+                return None
+            best = totals["best_rank"]
+            return {
+                **totals,
+                "best_rank": rank if best is None else min(best, rank),
+                "ranked": totals["ranked"] + 1,
+                "percentiles": add_percentile(totals["percentiles"], share),
+            }
+
+        await _fold(conn, DAILY_STATS, {"player_id": player_id}, take)
+        fixed += 1
+    return fixed
+
+
+async def history(
+    conn: AsyncConnection,
+    player_id: str,
+    narrow: HistoryFilter,
+    *,
+    finished_only: bool,
+    sealed_from_day: str | None,
+    after: tuple[int, str] | None,
+    limit: int,
+) -> Sequence[Row[Any]]:
+    """A page of a player's games, newest first, after the keyset ``after`` (created_ms, id).
+
+    ``sealed_from_day``: daily attempts of that day or later are left out (another viewer's page).
+    """
+    g = GAMES.c
+    query = select(GAMES).where(g.player_id == player_id)
+    if narrow.game is not None:
+        query = query.where(g.code.like(f"{narrow.game}%"))
+    if narrow.variant is not None:
+        query = query.where(g.code.like(f"{narrow.variant}-%"))
+    if narrow.result == "open":
+        query = query.where(g.result.is_(None))
+    elif narrow.result is not None:
+        query = query.where(g.result == narrow.result)
+    if narrow.daily:
+        query = query.where(g.daily_day.is_not(None))
+    if finished_only:
+        query = query.where(g.result.is_not(None))
+    if sealed_from_day is not None:
+        query = query.where(or_(g.daily_day.is_(None), g.daily_day < sealed_from_day))
+    if after is not None:
+        created, game_id = after
+        query = query.where(or_(g.created_ms < created, and_(g.created_ms == created, g.id < game_id)))
+    query = query.order_by(g.created_ms.desc(), g.id.desc()).limit(limit)
+    return (await conn.execute(query)).all()
+
+
+async def player_name(conn: AsyncConnection, player_id: str) -> str | None:
+    players = Player.__table__
+    return (await conn.execute(select(players.c.name).where(players.c.id == player_id))).scalar_one_or_none()

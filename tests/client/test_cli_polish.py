@@ -1,0 +1,69 @@
+"""The command line reads well: plain help, counted nouns, 80 columns, labelled columns."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from client import cli
+from client.commands import HELP
+from client.models import GameState
+from client.render import Style, card_count, render
+
+
+def test_help_has_no_raw_markup(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    text = capsys.readouterr().out
+    assert "``" not in text and ":class:" not in text and "Play, watch" in text
+    for name in ("login", "logout", "stats", "history", "replay"):
+        assert name in text
+
+
+@pytest.mark.parametrize("game", ["HH", "SH"])
+def test_in_game_help_fits_in_80_columns(game: str) -> None:
+    assert max(len(line) for line in HELP[game].splitlines()) <= 80
+    assert "r resign (asks first)" in HELP[game]
+
+
+def test_one_card_is_not_cards() -> None:
+    assert card_count(1) == "1 card" and card_count(0) == "0 cards" and card_count(24) == "24 cards"
+    assert cli.plural(1, "move") == "1 move" and cli.plural(3, "day") == "3 days"
+
+
+def test_the_stock_line_counts_its_cards() -> None:
+    state = {
+        "code": "HH1-N-AAAAAC5",
+        "game": "HH",
+        "variant": "N",
+        "status": "playing",
+        "score": 0,
+        "moves": 0,
+        "seq": 0,
+        "undo_depth": 0,
+        "progress": 0,
+        "progress_total": 25,
+        "elapsed_ms": 0,
+        "clock_running": False,
+        "board": {
+            "heart": [{"pos": p, "card": "AS", "free": True} for p in range(1, 26)],
+            "selection": None,
+            "waste_top": "KD",
+            "stock_count": 1,
+            "waste_count": 1,
+        },
+        "hints": {},
+        "fingerprint": "0" * 16,
+    }
+    text = render(GameState.from_json(state), Style(color=False, symbols=False))
+    assert "stock (s): 1 card " in text and "(1 card)" in text and "1 cards" not in text
+
+
+def test_tables_label_every_column() -> None:
+    lines = cli.table(
+        ("rank", "player", "moves"), [("1.", "Ada", "120"), ("2.", "Grace Hopper", "7")], left=2
+    )
+    assert lines[0].split() == ["rank", "player", "moves"]
+    assert re.fullmatch(r"1\. +Ada +120", lines[1]) and lines[2].endswith("  7")
+    assert len({len(line) for line in lines[1:]}) == 1  # numbers right-aligned under their label
