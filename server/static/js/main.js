@@ -1,6 +1,7 @@
 // Boot: identity, connection, the game session and the views, driven by the address's fragment.
 
 import { EndDialog, NewGameDialog, SettingsDialog, ShareDialog } from "./dialogs.js";
+import { initI18n } from "./i18n.js";
 import { createPlayer, ensurePlayer, rememberName, rename } from "./identity.js";
 import { typingIn } from "./keys.js";
 import { Net, socketUrl } from "./net.js";
@@ -214,6 +215,7 @@ class App {
 }
 
 async function boot() {
+  await initI18n();
   showConnection("connecting");
   const player = await ensurePlayer();
   const app = new App(player);
