@@ -67,8 +67,8 @@ function niceMax(value) {
  */
 export function timeChart(series, { title, description, formatX, yLabel }) {
   const width = 320;
-  const height = 180;
-  const pad = { left: 34, right: 10, top: 10, bottom: 40 };
+  const height = 190;
+  const pad = { left: 34, right: 10, top: 22, bottom: 40 };
   const plotW = width - pad.left - pad.right;
   const plotH = height - pad.top - pad.bottom;
   const all = series.flatMap((s) => s.points);
@@ -88,7 +88,7 @@ export function timeChart(series, { title, description, formatX, yLabel }) {
   axes.append(
     svg("text", { x: pad.left, y: height - 24, class: "tick" }, formatX(xMin)),
     svg("text", { x: width - pad.right, y: height - 24, class: "tick", "text-anchor": "end" }, formatX(xMax)),
-    svg("text", { x: 4, y: pad.top + 4, class: "tick axis-name" }, yLabel),
+    svg("text", { x: 4, y: 10, class: "tick axis-name" }, yLabel),
   );
   root.append(axes);
   let legendX = pad.left;

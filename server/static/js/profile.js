@@ -54,6 +54,13 @@ export class ProfilePage {
     return "profile";
   }
 
+  /** The header's Profile link is current on your own profile (it is outside the main nav). */
+  shown(name) {
+    const link = document.getElementById("nav-profile");
+    if (name === "profile" && this.isMine()) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+
   isMine() {
     return !this.playerId || this.playerId === this.app.player.id;
   }
