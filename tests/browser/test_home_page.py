@@ -4,8 +4,10 @@ and ghost races against recorded games."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,12 +17,17 @@ from engine import Action
 from engine.replay import steps_json
 from tests.browser.conftest import DESKTOP, PHONE
 from tests.browser.helpers import WsPlayer, board, wait_seq
-from tests.browser.search import hh_winning_deal
+from tests.browser.search import hh_winning_deal as search_winning_deal
 from tests.support import http
 
 pytestmark = pytest.mark.browser
 
 PASSWORD = "a long phrase of my own"
+# Reported from every document before the page's scripts run (see test_security_page.py).
+LISTEN = """
+document.addEventListener("securitypolicyviolation", (e) => window.reportViolation(
+  `${e.effectiveDirective} blocked ${e.blockedURI || "inline"} at ${e.sourceFile}:${e.lineNumber}`));
+"""
 _names = itertools.count(1)
 
 HH_REPLAY_JS = """() => {
@@ -36,6 +43,35 @@ HH_REPLAY_JS = """() => {
     progress: document.querySelector('#replay-progress').textContent,
   };
 }"""
+
+
+@functools.cache
+def hh_winning_deal() -> tuple[str, list[Action]]:
+    """The search's winnable deal, found once for the module."""
+    return search_winning_deal()
+
+
+def watch_policy(page: Page) -> list[str]:
+    """The page's Content-Security-Policy violations, as they happen (none is allowed)."""
+    violations: list[str] = []
+
+    def report(text: str) -> None:
+        violations.append(text)
+
+    page.expose_function("reportViolation", report)
+    page.add_init_script(script=LISTEN)
+    return violations
+
+
+@pytest.fixture(autouse=True)
+def strict(request: pytest.FixtureRequest) -> Iterator[list[str]]:
+    """Every page of a test that uses the ``page`` fixture runs under the policy, unbroken."""
+    if "page" not in request.fixturenames:
+        yield []
+        return
+    violations = watch_policy(request.getfixturevalue("page"))
+    yield violations
+    assert violations == []
 
 
 def hearts_position(step: dict[str, Any], index: int) -> dict[str, Any]:
@@ -83,6 +119,7 @@ def test_an_account_made_in_one_browser_logs_in_from_another(browser: Browser, s
     second = browser.new_context(viewport=PHONE)
     try:
         page = first.new_page()
+        violations = watch_policy(page)
         page.goto(f"{site}/#profile")
         guest = me(page)
         username = f"ada{next(_names)}_home"
@@ -99,6 +136,7 @@ def test_an_account_made_in_one_browser_logs_in_from_another(browser: Browser, s
 
         # Another browser (a phone) is a guest of its own until it logs in.
         other = second.new_page()
+        violations += watch_policy(other)
         other.goto(f"{site}/#profile")
         stranger = me(other)
         assert stranger["id"] != guest["id"]
@@ -118,17 +156,26 @@ def test_an_account_made_in_one_browser_logs_in_from_another(browser: Browser, s
         # Nothing scrolls sideways on the phone.
         assert other.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]
 
-        # Logging out on the phone ends its session at once; the first browser stays logged in.
+        # The phone ends the first browser's session: that page becomes a new guest at once.
+        other.locator('#sessions li[data-current="false"]').get_by_role("button").click()
+        expect(other.locator("#sessions li")).to_have_count(1)
+        expect(page.locator("#toast")).to_have_text(
+            "Your session ended on another device: you are playing as a new guest."
+        )
+        expect(page.locator("#form-sign-up")).to_be_visible()
+        assert me(page)["id"] not in (guest["id"], stranger["id"])
+        status, _ = http("GET", f"{site}/api/accounts/me", token=guest["token"])
+        assert status == 401
+
+        # Logging out on the phone ends its own session too; the account stays.
         other.locator("#btn-log-out").click()
         expect(other.locator("#form-log-in")).to_be_visible()
-        after = me(other)
-        assert after["id"] != guest["id"]
+        assert me(other)["id"] != guest["id"]
         status, _ = http("GET", f"{site}/api/accounts/me", token=same["token"])
         assert status == 401
-        status, body = http("GET", f"{site}/api/accounts/me", token=guest["token"])
-        assert status == 200 and body["username"] == username
-        page.reload()
-        expect(page.locator("#sessions li")).to_have_count(1)
+        status, body = http("POST", f"{site}/api/sessions", {"username": username, "password": PASSWORD})
+        assert status == 201 and body["id"] == guest["id"]
+        assert violations == []
     finally:
         first.close()
         second.close()
@@ -290,8 +337,8 @@ def test_a_win_beats_the_ghost_of_a_game_given_up(page: Page, site: str) -> None
     page.get_by_role("button", name="Race this ghost").click()
     expect(page.locator("#ghost-strip")).to_be_visible()
     wait_seq(page, 0)
-    for action in line:
-        page.evaluate("action => window.solitaire.session.act(action)", action.to_json())
+    play = "actions => actions.forEach((a) => window.solitaire.session.act(a))"
+    page.evaluate(play, [a.to_json() for a in line])
     wait_seq(page, len(line))
     dialog = page.locator("#dlg-ghost")
     expect(dialog).to_have_attribute("data-winner", "racer")

@@ -217,21 +217,24 @@ export class ProfilePage {
   }
 
   /** One page of the history: the first (fresh) or the next after the server's cursor. */
-  async loadHistory(fresh, token) {
+  async loadHistory(fresh, pageToken) {
     if (fresh) {
       this.cursor = null;
       this.historyBody.replaceChildren();
+      this.historyLoads = (this.historyLoads || 0) + 1; // an answer to an older filter is dropped
     }
+    const loads = this.historyLoads;
+    const current = () => pageToken === this.loadToken && loads === this.historyLoads;
     const id = this.playerId || this.app.player.id;
     this.more.disabled = true;
     let page;
     try {
       page = await api("GET", `/api/players/${encodeURIComponent(id)}/games?${this.query()}`, undefined, this.app.player.token);
     } catch (error) {
-      if (token === this.loadToken) this.historyNote.textContent = error.message || t("home.failed");
+      if (current()) this.historyNote.textContent = error.message || t("home.failed");
       return;
     }
-    if (token !== this.loadToken) return;
+    if (!current()) return;
     this.historyBody.append(...page.games.map((g) => this.historyRow(g)));
     this.cursor = page.next_cursor;
     this.more.hidden = !page.next_cursor;
