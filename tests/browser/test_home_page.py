@@ -321,6 +321,13 @@ def test_racing_the_ghost_of_a_recorded_win(page: Page, site: str) -> None:
     expect(dialog.locator("h2")).to_have_text("The ghost won")
     dialog.get_by_role("button", name="Close").click()
     expect(board(page)).to_have_attribute("data-status", "resigned")
+    # The game just given up can be watched again from the information bar.
+    mine = board(page).get_attribute("data-game-id")
+    page.locator("#btn-watch-again").click()
+    expect(page).to_have_url(re.compile(rf"#replay={mine}$"))
+    expect(page.locator("#replay-status")).to_have_text("playing")  # the deal, before the draw
+    page.get_by_role("button", name="Last").click()
+    expect(page.locator("#replay-status")).to_have_text("given up")
 
 
 def test_a_win_beats_the_ghost_of_a_game_given_up(page: Page, site: str) -> None:

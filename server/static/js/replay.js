@@ -23,6 +23,7 @@ import { el, toast } from "./ui.js";
 const SPEEDS = [0.5, 1, 2, 4, 8]; // moves a second; "real" plays at the recorded pace
 const REAL_GAP_CAP_MS = 4000; // at the recorded pace, a long think is shortened to this
 const BOARD_PAD_PX = 12;
+const FINAL = new Set(["won", "resigned", "expired"]);
 
 /** The move a link asks for: #replay=g_…&move=37 (none: the deal). */
 export function linkedMove(hash = location.hash) {
@@ -200,8 +201,16 @@ export class ReplayPage {
       item("info.score", formatNumber(step.score), "replay-score"),
       item("info.moves", formatNumber(step.moves), "replay-moves-count"),
       item("info.cleared", `${step.progress} / ${step.progress_total}`, "replay-progress"),
-      item("replay.status", t(`replay.status.${step.status}`), "replay-status"),
+      item("replay.status", this.statusText(step), "replay-status"),
     );
+  }
+
+  /** A step's status; the last one of a game given up or expired says so (the engine's status
+   * of that position is still "playing"). */
+  statusText(step) {
+    const r = this.replay;
+    if (step.index === this.last && r.result && r.result !== "won") return t(`home.result.${r.result}`);
+    return t(`replay.status.${step.status}`);
   }
 
   setSpeed(value) {
@@ -277,6 +286,18 @@ export class GhostRaces {
       }
     });
     app.session.addEventListener("state", () => this.render());
+    // A finished game on screen can be watched again: a link beside Share and the solution.
+    this.watchAgain = el("a", { class: "btn", id: "btn-watch-again", hidden: true }, t("home.replay"));
+    document.querySelector("#infobar .actions").append(this.watchAgain);
+    app.session.addEventListener("state", ({ detail }) => {
+      const { info, state } = detail;
+      const done = Boolean(info && (info.finished_at || info.result || FINAL.has(state.status)));
+      this.watchAgain.hidden = !done;
+      if (done) this.watchAgain.href = `#replay=${info.id}`;
+    });
+    i18nEvents.addEventListener("change", () => {
+      this.watchAgain.textContent = t("home.replay");
+    });
   }
 
   async start(gameId) {
