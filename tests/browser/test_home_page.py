@@ -305,6 +305,11 @@ def test_racing_the_ghost_of_a_recorded_win(page: Page, site: str) -> None:
     expect(strip).to_have_attribute("data-ghost-progress", "0")
     expect(page.locator("#ghost-note")).to_have_text("The ghost starts with your first move.")
 
+    # The connection drops and comes back: the page follows the ghost race again (ghost_watch).
+    page.evaluate("() => { window.solitaire.net.drop(4000, 'test'); window.solitaire.net.scheduleRetry(); }")
+    expect(page.locator("body")).to_have_attribute("data-conn", "connecting")
+    expect(page.locator("body")).to_have_attribute("data-conn", "online")
+
     # The ghost's clock starts with our first move; it then plays its recorded win at the pace
     # it was played (about a second here) and its progress fills the strip.
     page.locator('#board [data-loc="stock"]').last.click()

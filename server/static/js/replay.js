@@ -9,7 +9,8 @@
 //
 // "Race this ghost" sends ghost_race: a new game of the same deal for you, with the ghost's
 // progress (ghost_progress, timed by the server from the recorded times) in a strip above the
-// board, and who won (ghost_finished) in a dialog.
+// board, and who won (ghost_finished) in a dialog. After a reconnect, ghost_watch follows the
+// race again on the new connection.
 
 import { HeartsBoard } from "./hearts.js";
 import { formatDate, formatNumber, i18nEvents, t } from "./i18n.js";
@@ -280,10 +281,7 @@ export class GhostRaces {
     document.body.append(this.dialog);
     app.net.addEventListener("push", (ev) => this.onPush(ev.detail));
     app.net.addEventListener("ready", ({ detail }) => {
-      if (detail.again && this.run && !this.run.done) {
-        this.run.lost = true; // the server pushed the ghost on the old connection only
-        this.render();
-      }
+      if (detail.again && this.run && !this.run.done) this.refollow(this.run);
     });
     app.session.addEventListener("state", () => this.render());
     // A finished game on screen can be watched again: a link beside Share and the solution.
@@ -312,6 +310,21 @@ export class GhostRaces {
     } catch (error) {
       toast(error.message || t("ghost.failed"), { kind: "error" });
     }
+  }
+
+  /** After a reconnect: the ghost's pushes went to the old connection; follow it on this one.
+   * A race the server no longer has (finished meanwhile, or a restart) is shown as lost. */
+  async refollow(run) {
+    try {
+      const reply = await this.app.net.request("ghost_watch", { race_id: run.raceId });
+      if (this.run !== run) return;
+      run.ghost = reply.ghost;
+      run.lost = false;
+    } catch (error) {
+      if (error.code === "disconnected" || this.run !== run) return; // the next "ready" retries
+      run.lost = true;
+    }
+    this.render();
   }
 
   onPush(message) {
