@@ -464,6 +464,26 @@ async def account_show(cli: Cli) -> int:
     return 0
 
 
+@command("account password")
+async def account_password(cli: Cli) -> int:
+    """Change the password; every other device is logged out."""
+    cli.need_token()
+    current = read_password("current password: ", cli.out)
+    new = read_password("new password (10-128 characters): ", cli.out)
+    ended = await HttpApi(cli.server, cli.token).change_password(current, new)
+    cli.say(f"password changed; {plural(ended, 'other session')} ended")
+    return 0
+
+
+@command("account revoke")
+async def account_revoke(cli: Cli) -> int:
+    """End another device's session (its id from `solitaire account show`)."""
+    cli.need_token()
+    await HttpApi(cli.server, cli.token).revoke_session(cli.args.session_id)
+    cli.say(f"session {cli.args.session_id} ended")
+    return 0
+
+
 @command("login")
 async def login(cli: Cli) -> int:
     """Log in to an account from this device: its player, games and results are yours here too."""
@@ -619,7 +639,7 @@ async def history(cli: Cli) -> int:
 
 
 REPLAY_HELP = """replay: Enter or n  next    p  previous    f  first    l  last
-        a number   go to that move    q  quit"""
+        a number   go to that move    m  the moves around this one    q  quit"""
 
 
 def replay_state(replay: Replay, step: ReplayStep) -> GameState:
@@ -654,6 +674,17 @@ def show_step(cli: Cli, replay: Replay, index: int) -> None:
     show(cli, replay_state(replay, step))
 
 
+def move_list(replay: Replay, index: int, around: int = 5) -> list[str]:
+    """The moves near ``index``, the current one marked, each with its game clock."""
+    low, high = max(1, index - around), min(len(replay.steps) - 1, index + around)
+    lines = []
+    for step in replay.steps[low : high + 1]:
+        mark = ">" if step.index == index else " "
+        action = step.action.to_text() if step.action else ""
+        lines.append(f"{mark} {step.index:>4}  {clock(step.elapsed_ms):>6}  {action}")
+    return lines or ["  (the deal only)"]
+
+
 @command("replay")
 async def replay(cli: Cli) -> int:
     """Step through a finished game in the terminal (or print one position with --move)."""
@@ -681,6 +712,10 @@ async def replay(cli: Cli) -> int:
             target = int(word)
         elif word in ("?", "h", "help"):
             cli.say(REPLAY_HELP)
+            continue
+        elif word == "m":
+            for line in move_list(found, index):
+                cli.say(line)
             continue
         else:
             cli.say("type ? for the replay keys")
@@ -735,6 +770,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add("create", "claim your player as an account (asks for a password)", account).add_argument("username")
     add("show", "show the account and its sessions", account)
+    add("password", "change the password (other devices are logged out)", account)
+    add("revoke", "end another device's session", account).add_argument("session_id")
     li = add("login", "log in to your account from this device (asks for the password)")
     li.add_argument("username")
     li.add_argument("--label", help="what this device is called in the session list")

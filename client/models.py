@@ -212,16 +212,33 @@ class DailyStats:
 
 
 @dataclass(frozen=True)
+class GameStats:
+    """A game's totals over its variants."""
+
+    game: str
+    played: int
+    won: int
+    win_rate: float | None
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> GameStats:
+        return cls(data["game"], data["played"], data["won"], data["win_rate"])
+
+
+@dataclass(frozen=True)
 class PlayerStats:
     player: Player
+    games: list[GameStats]
     variants: list[VariantStats]
     dailies: DailyStats
     raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> PlayerStats:
+        games = [GameStats.from_json(g) for g in data["games"]]
         variants = [VariantStats.from_json(v) for v in data["variants"]]
-        return cls(Player.from_json(data["player"]), variants, DailyStats.from_json(data["dailies"]), data)
+        daily = DailyStats.from_json(data["dailies"])
+        return cls(Player.from_json(data["player"]), games, variants, daily, data)
 
     def variant(self, family: str) -> VariantStats:
         return next(v for v in self.variants if v.variant == family)

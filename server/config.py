@@ -54,7 +54,7 @@ class Limits:
     connections_per_player: int = 8  # open WebSocket connections
     connections_per_address: int = 64
     games_per_minute: int = 30  # new_game per player
-    races_per_minute: int = 6  # race_open per player
+    races_per_minute: int = 6  # race_open and ghost_race per player
     players_per_hour: int = 60  # POST /api/players per client address
     http_rate_per_s: float = 20.0  # HTTP requests and WebSocket handshakes per client address
     http_burst: int = 200

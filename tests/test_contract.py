@@ -217,6 +217,7 @@ async def test_http_answers_follow_openapi(server: str) -> None:
     assert (await call("GET", "/api/games/{game_id}/verify", f"/api/games/{gid}/verify"))["ok"]
     await call("GET", "/api/games/{game_id}/verify", "/api/games/g_missing/verify")
     await competing_routes(call, player["id"])
+    await home_routes(call, player, gid)
     for name in ("asyncapi.json", "openapi.json"):
         served = await call("GET", "/api/schema/{name}", f"/api/schema/{name}")
         assert served == json.loads((ROOT / "server" / "schema" / name).read_text(encoding="utf-8"))
@@ -237,6 +238,44 @@ async def competing_routes(call: Any, player_id: str) -> None:
     mine = "/api/leaderboards/{code}/players/{player_id}"
     assert (await call("GET", mine, f"/api/leaderboards/SH1-C4-AAAAAJ2/players/{player_id}"))["rank"] == 1
     await call("GET", mine, "/api/leaderboards/SH1-C4-AAAAAJ2/players/p_missing")
+
+
+async def home_routes(call: Any, player: dict[str, Any], game_id: str) -> None:
+    """Accounts, sessions, statistics, history and replays: every answer as documented."""
+    token, username = player["token"], f"contract{player['id'][-6:]}"
+    await call("GET", "/api/accounts/me", "/api/accounts/me", token=token)
+    secret = {"username": username, "password": "correct horse battery"}
+    await call("POST", "/api/accounts", "/api/accounts", {"username": "x", "password": "y"}, token)
+    await call("POST", "/api/accounts", "/api/accounts", secret, token)
+    await call("POST", "/api/accounts", "/api/accounts", secret, token)  # 409: once
+    await call("POST", "/api/accounts", "/api/accounts", secret, "st_wrong")
+    await call("POST", "/api/sessions", "/api/sessions", {**secret, "password": "wrong password"})
+    session = await call("POST", "/api/sessions", "/api/sessions", {**secret, "label": "contract"})
+    other = session["token"]
+    await call("GET", "/api/accounts/me", "/api/accounts/me", token=other)
+    listed = await call("GET", "/api/sessions", "/api/sessions", token=other)
+    first = listed["sessions"][0]["id"]
+    await call("DELETE", "/api/sessions/{session_id}", f"/api/sessions/{first}", token=other)
+    await call("DELETE", "/api/sessions/{session_id}", f"/api/sessions/{first}", token=other)  # 404
+    change = {"password": "wrong password", "new_password": "another good passphrase"}
+    await call("POST", "/api/accounts/me/password", "/api/accounts/me/password", change, other)
+    change["password"] = secret["password"]
+    await call("POST", "/api/accounts/me/password", "/api/accounts/me/password", change, other)
+    pid = player["id"]
+    await call("GET", "/api/players/{player_id}/stats", f"/api/players/{pid}/stats")
+    await call("GET", "/api/players/{player_id}/stats", "/api/players/p_missing/stats")
+    await call("GET", "/api/players/{player_id}/games", f"/api/players/{pid}/games?limit=1", token=other)
+    await call("GET", "/api/players/{player_id}/games", f"/api/players/{pid}/games?result=lost")
+    await call("GET", "/api/games/{game_id}/replay", f"/api/games/{game_id}/replay")
+    await call("GET", "/api/games/{game_id}/replay", "/api/games/g_missing/replay")
+    await call("DELETE", "/api/sessions/current", "/api/sessions/current", token=other)
+    await call("GET", "/api/sessions", "/api/sessions", token=other)  # 401 now
+    await call("DELETE", "/api/sessions/current", "/api/sessions/current", token=(await new_guest(call)))
+
+
+async def new_guest(call: Any) -> str:
+    guest = await call("POST", "/api/players", "/api/players", {})
+    return str(guest["token"])
 
 
 @pytest.mark.parametrize("direction", ["publish", "subscribe"])

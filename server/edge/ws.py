@@ -240,6 +240,8 @@ class Connection:
         if request.token is None:
             self.session.authenticated(request, None)
             return
+        # Known before the look-up: a logout that lands while it runs closes this socket too.
+        self._token_hash = queries.hash_token(request.token)
         try:
             async with self.services.sessions() as db:
                 player = await queries.player_by_token(db, request.token)
@@ -257,7 +259,6 @@ class Connection:
             self.session.refuse_connection(error, request.request_id)
         else:
             self._held_player = player.id
-            self._token_hash = queries.hash_token(request.token)
             self.session.authenticated(request, (player.id, player.name))
 
     async def _call(self, call: Call) -> None:

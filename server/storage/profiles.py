@@ -9,6 +9,7 @@ games of one player at once; SQLite has one writer anyway).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Row, Table, and_, func, or_, select, update
@@ -86,19 +87,38 @@ async def record_daily(conn: AsyncConnection, player_id: str, day: str, code: st
     await _fold(conn, DAILY_STATS, {"player_id": player_id}, lambda r: fold_daily(r, day, new_day))
 
 
-async def stats_rows(conn: AsyncConnection, player_id: str) -> tuple[dict[str, Row[Any]], Row[Any] | None]:
-    """(family -> totals row, daily totals row or None): two primary-key reads."""
-    rows = (await conn.execute(select(STATS).where(STATS.c.player_id == player_id))).all()
-    daily = (await conn.execute(select(DAILY_STATS).where(DAILY_STATS.c.player_id == player_id))).first()
-    return {row.family: row for row in rows}, daily
+@dataclass(frozen=True, slots=True)
+class Home:
+    """What one statistics read needs, in two round trips: the name, the daily totals, whether
+    a daily of an ended day still waits for its rank, and the variants' totals."""
+
+    name: str
+    daily: Row[Any] | None
+    pending: bool
+    variants: dict[str, Row[Any]]
 
 
-async def has_unranked(conn: AsyncConnection, player_id: str, today: str) -> bool:
-    """Whether a finished daily of an ended day still waits for its rank (one index probe)."""
-    query = select(DAILIES.c.code).where(
-        DAILIES.c.player_id == player_id, DAILIES.c.day < today, DAILIES.c.rank.is_(None)
+async def home(conn: AsyncConnection, player_id: str, today: str) -> Home | None:
+    """The player's statistics rows, or None for an unknown player."""
+    pending = (
+        select(DAILIES.c.code)
+        .where(DAILIES.c.player_id == player_id, DAILIES.c.day < today, DAILIES.c.rank.is_(None))
+        .limit(1)
+        .exists()
     )
-    return (await conn.execute(query.limit(1))).first() is not None
+    players = Player.__table__
+    daily_columns = [c for c in DAILY_STATS.c if c.name != "player_id"]
+    query = (
+        select(players.c.name, pending.label("pending"), *daily_columns)
+        .select_from(players.outerjoin(DAILY_STATS, DAILY_STATS.c.player_id == players.c.id))
+        .where(players.c.id == player_id)
+    )
+    row = (await conn.execute(query)).first()
+    if row is None:
+        return None
+    rows = (await conn.execute(select(STATS).where(STATS.c.player_id == player_id))).all()
+    daily = row if row.days_played is not None else None
+    return Home(row.name, daily, bool(row.pending), {r.family: r for r in rows})
 
 
 async def fix_ranks(conn: AsyncConnection, player_id: str, today: str, at_most: int = FIX_AT_ONCE) -> int:

@@ -3,6 +3,7 @@ real server (both databases): claim, log in on a second device, stats, history, 
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -96,14 +97,23 @@ async def test_cli_login_stats_history_replay_and_logout(run: Run, second: Run, 
     game_id = next(word for word in out.split() if word.startswith("g_"))
     code, out = await run("replay", game_id, "--move", "0")
     assert code == 0 and "move 0 of" in out and "the deal" in out, out
-    code, out = await run("replay", game_id, stdin="n\nl\n99\nzz\np\nq\n")
+    code, out = await run("replay", game_id, stdin="n\nl\n99\nzz\np\nm\nq\n")
     assert code == 0, out
+    assert re.search(r"> +1 +0:00 +touch heart:25", out), out  # the move list marks the current move
     assert (
         "move 1 of" in out and "moves go from 0 (the deal) to" in out and "type ? for the replay keys" in out
     )
     assert "RESIGNED" in out  # the last position shows how the game ended
     code, out = await second("account", "show")
     assert code == 0 and "second device" in out and "this device" in out
+    first_session = re.findall(r"session (s_[0-9a-f]+)", out)[0]  # the device the account was made on
+    code, out = await second("account", "revoke", first_session)
+    assert code == 0 and "ended" in out
+    code, out = await run("account", "show")
+    assert code == 2 and "bad_token" in out  # the first device's token stopped working
+    new = "a brand new passphrase"
+    code, out = await second("account", "password", stdin=f"{PASSWORD}\n{new}\n")
+    assert code == 0 and "password changed; 0 other sessions ended" in out, out
     code, out = await second("logout")
     assert code == 0 and "logged out" in out
     code, out = await second("stats")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import time
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from server.features.accounts.model import (
     check_password,
     clean_username,
     common_passwords,
+    verify_password,
 )
 from tests.conftest import ClockedServer
 from tests.support import Client, ManualClock, ahttp, new_player
@@ -85,11 +87,23 @@ def test_usernames_are_normalized_like_names(given: str, stored: str) -> None:
     assert clean_username(given) == stored
 
 
-@pytest.mark.parametrize("given", ["ab", "x" * 25, "Guest-ada", "ad\u200ba", 7])
-def test_bad_usernames_are_refused(given: object) -> None:
+@pytest.mark.parametrize(
+    ("given", "rule"),
+    [
+        ("ab", "3 to 24"),
+        ("", "3 to 24"),
+        ("  a  ", "3 to 24"),
+        ("x" * 25, "3 to 24"),
+        ("Guest-ada", "kept for guests"),
+        ("ad\u200ba", "invisible"),
+        (7, "must be a string"),
+    ],
+)
+def test_bad_usernames_are_refused(given: object, rule: str) -> None:
     with pytest.raises(ProtocolError) as refused:
         clean_username(given)
     assert refused.value.extra["field"] == "username"
+    assert rule in refused.value.message and refused.value.message.startswith("username")
 
 
 def test_backoff_doubles_after_the_free_failures_and_forgets() -> None:
@@ -249,3 +263,19 @@ async def test_concurrent_logins_each_get_a_session(server: str) -> None:
     answers = await asyncio.gather(*(log_in(server, username) for _ in range(4)))
     assert [status for status, _ in answers] == [201] * 4
     assert len({body["token"] for _, body in answers}) == 4
+
+
+def test_an_unknown_account_takes_as_long_as_a_wrong_password() -> None:
+    """verify_password(None, …) checks a dummy hash: the same argon2id work as a real one."""
+    stored = HASHER.hash(PASSWORD)
+    rounds = 5
+
+    def timed(stored_hash: str | None) -> float:
+        started = time.perf_counter()
+        for _ in range(rounds):
+            assert verify_password(stored_hash, "not the password") is False
+        return time.perf_counter() - started
+
+    known, unknown = timed(stored), timed(None)
+    assert 0.5 < unknown / known < 2.0, (known, unknown)
+    assert verify_password(stored, PASSWORD) is True

@@ -203,6 +203,16 @@ async def test_every_http_route_answers_503_json_while_the_database_is_away(pg_u
             ("GET", "/api/daily/2026-01-01", None),
             ("GET", "/api/leaderboards/HH1-N-AAAAAAM", None),
             ("GET", "/api/leaderboards/HH1-N-AAAAAAM/players/p_x", None),
+            ("POST", "/api/accounts", {"username": "away", "password": "correct horse battery"}),
+            ("GET", "/api/accounts/me", None),
+            ("POST", "/api/accounts/me/password", {"password": "x" * 12, "new_password": "y" * 12}),
+            ("POST", "/api/sessions", {"username": "away", "password": "correct horse battery"}),
+            ("GET", "/api/sessions", None),
+            ("DELETE", "/api/sessions/current", None),
+            ("DELETE", "/api/sessions/s_000000000000", None),
+            ("GET", "/api/players/p_x/stats", None),
+            ("GET", "/api/players/p_x/games", None),
+            ("GET", "/api/games/g_x/replay", None),
         ]
         for method, path, body in routes:
             status, answer = await ahttp(method, base + path, body, token)

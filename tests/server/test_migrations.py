@@ -84,3 +84,50 @@ async def test_names_are_normalized_and_made_unique_by_the_migration(empty_datab
             assert len((await conn.execute(text("SELECT id, name FROM players"))).all()) == len(OLD_NAMES)
     finally:
         await engine.dispose()
+
+
+async def test_games_finished_before_accounts_are_folded_into_the_statistics(empty_database: str) -> None:
+    from alembic import command
+
+    config = alembic_config(empty_database)
+    await asyncio.to_thread(command.upgrade, config, "0005")
+    engine = make_engine(empty_database)
+    games = [  # (id, code, result, moves, elapsed, finished, daily day)
+        ("g_1", "SH1-C4-AAAAAJ2", "won", 90, 300_000, 1, None),
+        ("g_2", "SH1-C4-AAAAAJ3", "won", 80, 200_000, 2, None),
+        ("g_3", "SH1-C4-AAAAAJ4", "resigned", 5, 1_000, 3, None),
+        ("g_4", "HH1-N-AAAAAAM", "won", 40, 90_000, 4, "2026-11-30"),
+        ("g_5", "SH1-C2-AAAAAJ2", None, 3, 0, None, None),  # still open: not counted
+    ]
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(
+                text("INSERT INTO players (id, name, token_hash, created_ms) VALUES ('p_1', 'Old', 'h', 0)")
+            )
+            for game_id, code, result, moves, elapsed, finished, day in games:
+                await conn.execute(
+                    text(
+                        "INSERT INTO games (id, player_id, code, status, result, score, moves, seq, progress,"
+                        " undos, elapsed_ms, fingerprint, created_ms, finished_ms, daily_day, ranked)"
+                        " VALUES (:i, 'p_1', :c, :s, :r, 0, :m, 0, 0, 0, :e, '0', 0, :f, :d, :k)"
+                    ),
+                    {"i": game_id, "c": code, "s": result or "playing", "r": result, "m": moves, "e": elapsed,
+                     "f": finished, "d": day, "k": day is not None},
+                )  # fmt: skip
+        await migrate(empty_database)
+        async with engine.connect() as conn:
+            stats = {
+                row.family: row
+                for row in (
+                    await conn.execute(text("SELECT * FROM player_stats WHERE player_id = 'p_1'"))
+                ).all()
+            }
+            daily = (await conn.execute(text("SELECT * FROM player_daily_stats"))).one()
+        assert set(stats) == {"SH1-C4", "HH1-N"}
+        sh = stats["SH1-C4"]
+        assert (sh.played, sh.won, sh.current_streak, sh.best_streak, sh.best_moves) == (3, 2, 0, 2, 80)
+        assert (sh.won_moves, sh.best_time_ms, sh.won_time_ms) == (170, 200_000, 500_000)
+        assert (daily.days_played, daily.last_day, daily.current_streak) == (1, "2026-11-30", 1)
+        await asyncio.to_thread(command.downgrade, config, "0005")  # and back
+    finally:
+        await engine.dispose()

@@ -100,6 +100,10 @@ async def test_stats_after_a_win_and_resignations(home: str) -> None:
     sh = variant(stats, "SH1-C4")
     assert (sh["played"], sh["won"], sh["win_rate"], sh["best_moves"]) == (2, 0, 0.0, None)
     assert variant(stats, "SH1-C1")["win_rate"] is None
+    assert stats["games"] == [
+        {"game": "heart_to_heart", "played": 1, "won": 1, "win_rate": 1.0},
+        {"game": "seahaven", "played": 2, "won": 0, "win_rate": 0.0},
+    ]
     assert stats["dailies"]["days_played"] == 0
     status, body = await ahttp("GET", f"{home}/api/players/p_000000000000/stats")
     assert status == 404, body

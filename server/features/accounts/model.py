@@ -17,6 +17,7 @@ failed logins are slowed down.
 from __future__ import annotations
 
 import math
+import unicodedata
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -44,19 +45,19 @@ _DUMMY_HASH = HASHER.hash("a password nobody has")
 
 def clean_username(value: Any) -> str:
     """A requested username in its stored form, or ``bad_message`` (field ``username``)."""
+    if isinstance(value, str):
+        text = " ".join(unicodedata.normalize("NFKC", value).split())
+        if not USERNAME_MIN <= len(list(graphemes(text))) <= USERNAME_MAX:
+            raise ProtocolError(
+                ErrorCode.BAD_MESSAGE,
+                f"username must be {USERNAME_MIN} to {USERNAME_MAX} characters long",
+                field="username",
+            )
     try:
-        text = clean_name(value)
+        return clean_name(value)
     except ProtocolError as exc:
-        raise ProtocolError(
-            ErrorCode.BAD_MESSAGE, exc.message.replace("name", "username", 1), field="username"
-        ) from None
-    if len(list(graphemes(text))) < USERNAME_MIN:
-        raise ProtocolError(
-            ErrorCode.BAD_MESSAGE,
-            f"username must be {USERNAME_MIN} to {USERNAME_MAX} characters long",
-            field="username",
-        )
-    return text
+        message = exc.message.replace("name", "username", 1)
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, message, field="username") from None
 
 
 def username_keys(username: str) -> tuple[str, str]:

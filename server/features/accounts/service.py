@@ -104,7 +104,8 @@ class Accounts:
         async with self.services.engine.connect() as conn:
             account = None if fold is None else await store.account_by_fold(conn, fold)
         stored = account.password_hash if account else None
-        if account is None or not await asyncio.to_thread(verify_password, stored, password):
+        matched = await asyncio.to_thread(verify_password, stored, password)  # unknown names too: same time
+        if account is None or not matched:
             self.by_account.failed(key)
             if address:
                 self.by_address.failed(address)

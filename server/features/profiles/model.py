@@ -160,6 +160,23 @@ def variants_json(rows: dict[str, Any]) -> list[dict[str, Any]]:
     return [variant_json(family, rows.get(family)) for family in order]
 
 
+def games_json(variants: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each game's totals over its variants (streaks and bests stay per variant)."""
+    out = []
+    for game in GAME_OF_PREFIX.values():
+        mine = [v for v in variants if v["game"] == game]
+        played, won = sum(v["played"] for v in mine), sum(v["won"] for v in mine)
+        out.append(
+            {
+                "game": game,
+                "played": played,
+                "won": won,
+                "win_rate": round(won / played, 4) if played else None,
+            }
+        )
+    return out
+
+
 def dailies_json(row: Any | None, today: str) -> dict[str, Any]:
     if row is None:
         return {

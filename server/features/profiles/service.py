@@ -4,6 +4,7 @@ finished game, computed by the engine (:mod:`engine.replay`)."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,14 +24,17 @@ from server.features.profiles.model import (
     dailies_json,
     decode_cursor,
     encode_cursor,
+    games_json,
     sealed_for,
     variants_json,
 )
 from server.storage import profiles as store
 from server.storage import queries
+from server.storage.faults import brief, is_unavailable
 from server.storage.replays import stored_game
 from server.vocabulary import ErrorCode
 
+log = logging.getLogger(__name__)
 SEALED = "a daily challenge's games are sealed until its day ends (UTC)"
 
 
@@ -113,20 +117,36 @@ class Profiles:
     # -- reading --------------------------------------------------------------------------------
 
     async def stats(self, player_id: str) -> dict[str, Any]:
+        """Two indexed round trips; a third pass only when an ended day's ranks are due."""
         today = self.today()
         async with self.services.engine.connect() as conn:
-            if await store.has_unranked(conn, player_id, today):
-                await store.fix_ranks(conn, player_id, today)
-                await conn.commit()
-            name = await store.player_name(conn, player_id)
-            if name is None:
-                raise ProtocolError(ErrorCode.NOT_FOUND, "no such player")
-            variants, daily = await store.stats_rows(conn, player_id)
+            found = await store.home(conn, player_id, today)
+        if found is None:
+            raise ProtocolError(ErrorCode.NOT_FOUND, "no such player")
+        if found.pending:
+            await self._fix_ranks(player_id, today)
+            async with self.services.engine.connect() as conn:
+                found = await store.home(conn, player_id, today) or found
+        per_variant = variants_json(found.variants)
         return {
-            "player": {"id": player_id, "name": name},
-            "variants": variants_json(variants),
-            "dailies": dailies_json(daily, today),
+            "player": {"id": player_id, "name": found.name},
+            "games": games_json(per_variant),
+            "variants": per_variant,
+            "dailies": dailies_json(found.daily, today),
         }
+
+    async def _fix_ranks(self, player_id: str, today: str) -> None:
+        """Fix the ended days' ranks in a transaction of their own; a database too busy for it
+        (SQLite's one writer) only delays them to a later read, the statistics are still read."""
+        try:
+            async with self.services.engine.begin() as conn:
+                await store.fix_ranks(conn, player_id, today)
+        except Exception as exc:
+            if not is_unavailable(exc):
+                raise
+            log.warning(
+                "daily ranks of %s not fixed now (%s); a later read fixes them", player_id, brief(exc)
+            )
 
     async def history(
         self, player_id: str, viewer: str | None, narrow: HistoryFilter, cursor: str | None, limit: int
