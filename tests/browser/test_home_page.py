@@ -207,6 +207,9 @@ def test_statistics_and_history_after_games(page: Page, site: str) -> None:
     expect(hh).to_have_attribute("data-played", "22")
     expect(hh).to_have_attribute("data-won", "1")
     expect(page.locator('#stats-table tr[data-variant="SH1-C2"]')).to_have_attribute("data-played", "1")
+    expect(page.locator("#game-totals")).to_have_text(
+        "Heart to Heart: 22 played, 1 won (5%) · Seahaven Towers: 1 played, 0 won (0%)"
+    )
     stats = page.request.get(f"{site}/api/players/{player['id']}/stats").json()
     rate = next(v for v in stats["variants"] if v["variant"] == "HH1-N")["win_rate"]
     # The win-rate chart: one bar per variant, its length the server's rate.

@@ -13,6 +13,7 @@ import { el } from "./ui.js";
 
 export const VARIANTS = ["HH1-N", "SH1-C4", "SH1-C2", "SH1-C1"];
 const PAGE = 20;
+const GAME_NAMES = { heart_to_heart: "game.HH", seahaven: "game.SH" };
 const CHART_WINS = 100; // the newest wins drawn in the moves chart (one page of the history)
 
 function variantName(variant) {
@@ -164,9 +165,17 @@ export class ProfilePage {
         ["home.daily.median", orDash(d.median_percentile, (p) => formatNumber(p, { maximumFractionDigits: 1 }))],
       ].map(([k, v]) => el("div", {}, el("dt", {}, t(k)), el("dd", {}, v))),
     );
+    const totals = el(
+      "p",
+      { id: "game-totals" },
+      (stats.games || [])
+        .map((g) => t("home.game_total", { game: t(GAME_NAMES[g.game] || "home.title"), played: g.played, won: g.won, rate: percent(g.win_rate) }))
+        .join(" · "),
+    );
     this.statsRoot.removeAttribute("aria-busy");
     this.statsRoot.replaceChildren(
       el("h3", { id: "stats-title" }, t("home.stats")),
+      totals,
       el("div", { class: "table-scroll" }, table),
       el("div", { class: "charts" }, rateChart, moves),
       el("h4", {}, t("home.dailies")),
