@@ -30,6 +30,17 @@ function orDash(value, format = (v) => formatNumber(v)) {
   return value === null || value === undefined ? "–" : format(value);
 }
 
+/** Each cell names its column (data-label), so a phone can show a row as a small card. */
+function labelled(row, keys) {
+  [...row.children].forEach((cell, i) => {
+    if (keys[i]) cell.dataset.label = t(keys[i]);
+  });
+  return row;
+}
+
+const STATS_COLUMNS = ["home.col.variant", "home.col.played", "home.col.won", "home.col.rate", "home.col.streak", "home.col.best_streak", "home.col.best_moves", "home.col.avg_moves", "home.col.best_time"];
+const HISTORY_COLUMNS = ["home.col.when", "home.col.code", "home.col.result", "home.col.moves", "home.col.time", "home.col.open"];
+
 export class ProfilePage {
   constructor(app, account) {
     this.app = app;
@@ -102,13 +113,13 @@ export class ProfilePage {
     const rows = stats.variants.filter((v) => VARIANTS.includes(v.variant) || v.played);
     const table = el(
       "table",
-      { class: "stats-table", id: "stats-table" },
+      { class: "stats-table stack-table", id: "stats-table" },
       el("caption", { class: "sr-only" }, t("home.stats")),
-      el("thead", {}, el("tr", {}, ...["home.col.variant", "home.col.played", "home.col.won", "home.col.rate", "home.col.streak", "home.col.best_streak", "home.col.best_moves", "home.col.avg_moves", "home.col.best_time"].map((k) => el("th", { scope: "col" }, t(k))))),
+      el("thead", {}, el("tr", {}, ...STATS_COLUMNS.map((k) => el("th", { scope: "col" }, t(k))))),
       el(
         "tbody",
         {},
-        ...rows.map((v) =>
+        ...rows.map((v) => labelled(
           el(
             "tr",
             { dataset: { variant: v.variant, played: String(v.played), won: String(v.won) } },
@@ -122,7 +133,8 @@ export class ProfilePage {
             el("td", {}, orDash(v.average_moves, (m) => formatNumber(m, { maximumFractionDigits: 1 }))),
             el("td", {}, orDash(v.best_time_ms, formatTime)),
           ),
-        ),
+          STATS_COLUMNS,
+        )),
       ),
     );
     const chartRows = stats.variants
@@ -202,9 +214,9 @@ export class ProfilePage {
     this.historyNote = el("p", { class: "muted", role: "status", id: "history-note" });
     const table = el(
       "table",
-      { class: "history", id: "history-table" },
+      { class: "history stack-table", id: "history-table" },
       el("caption", { class: "sr-only" }, t("home.history")),
-      el("thead", {}, el("tr", {}, ...["home.col.when", "home.col.code", "home.col.result", "home.col.moves", "home.col.time", "home.col.open"].map((k) => el("th", { scope: "col" }, t(k))))),
+      el("thead", {}, el("tr", {}, ...HISTORY_COLUMNS.map((k) => el("th", { scope: "col" }, t(k))))),
       this.historyBody,
     );
     this.historyRoot.replaceChildren(el("h3", { id: "history-title" }, t("home.history")), form, el("div", { class: "table-scroll" }, table), this.historyNote, this.more);
@@ -259,7 +271,7 @@ export class ProfilePage {
     const link = finished
       ? el("a", { href: `#replay=${g.id}`, class: "btn small", "aria-label": t("home.replay_named", { code: g.code }) }, t("home.replay"))
       : el("a", { href: `#game=${g.id}`, class: "btn small" }, t("home.continue"));
-    return el(
+    const row = el(
       "tr",
       { dataset: { game: g.id, result: g.result || "open" } },
       el("td", {}, formatDate(g.created_at, { dateStyle: "medium", timeStyle: "short" })),
@@ -269,5 +281,6 @@ export class ProfilePage {
       el("td", {}, formatTime(g.elapsed_ms)),
       el("td", {}, link),
     );
+    return labelled(row, HISTORY_COLUMNS);
   }
 }
