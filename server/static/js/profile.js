@@ -94,6 +94,7 @@ export class ProfilePage {
     this.section.replaceChildren(...parts);
     this.section.dataset.player = id;
     this.buildHistory();
+    this.loadHistory(true, token); // beside the statistics, not after them
     try {
       const [stats, wins] = await Promise.all([
         api("GET", `/api/players/${encodeURIComponent(id)}/stats`),
@@ -106,7 +107,6 @@ export class ProfilePage {
       if (token !== this.loadToken) return;
       this.statsRoot.replaceChildren(el("p", { class: "error" }, error.message || t("home.failed")));
     }
-    this.loadHistory(true, token);
   }
 
   renderStats(stats, wins) {
