@@ -6,7 +6,7 @@
 // 4401, which `fatal` below turns into a guest again instead of a dead page.
 
 import { t } from "./i18n.js";
-import { api, createPlayer, keepPlayer } from "./identity.js";
+import { api, createPlayer, keepPlayer, storedPlayer } from "./identity.js";
 import { el, toast } from "./ui.js";
 
 const SESSION_ENDED = 4401;
@@ -66,7 +66,10 @@ export class Account {
   async becomeGuest(message) {
     this.switching = true;
     try {
-      const guest = await createPlayer();
+      // Another tab of this browser may have switched already (its log-out ended this token
+      // too): take the player it keeps rather than making a second guest.
+      const stored = storedPlayer();
+      const guest = stored && stored.token !== this.app.player.token ? stored : await createPlayer();
       this.app.usePlayer(guest);
       this.me = null;
       if (message) toast(message, { ms: 6000 });
