@@ -358,3 +358,28 @@ def test_a_win_beats_the_ghost_of_a_game_given_up(page: Page, site: str) -> None
     dialog = page.locator("#dlg-ghost")
     expect(dialog).to_have_attribute("data-winner", "racer")
     expect(dialog.locator("h2")).to_have_text("You beat the ghost!")
+
+
+def test_the_home_speaks_the_players_language(browser: Browser, site: str) -> None:
+    game_id, _, line = won_game(site, "Nyelvész")
+    context = browser.new_context(viewport=PHONE, locale="hu-HU")
+    try:
+        page = context.new_page()
+        violations = watch_policy(page)
+        page.goto(f"{site}/#profile")
+        me(page)
+        expect(page.locator("#profile-title")).to_contain_text("A profilod")
+        expect(page.locator("#form-sign-up").get_by_label("Felhasználónév")).to_be_visible()
+        page.goto(f"{site}/#replay={game_id}&move=2")
+        expect(page.locator("#replay-title")).to_have_text(re.compile("^Nyelvész játszmája"))
+        page.get_by_role("button", name="Következő").click()
+        expect(page.locator("#replay-step")).to_contain_text(f"3. lépés / {len(line)}")
+        # Another language picked in Settings redraws the page at the same move.
+        page.locator("#btn-settings").click()
+        page.locator("#lang-select").select_option("ro")
+        page.locator('#form-settings button[value="close"]').click()
+        expect(page.get_by_role("button", name="Următor")).to_be_visible()
+        expect(page.locator('#replay-moves li[aria-current="step"]')).to_have_attribute("data-step", "3")
+        assert violations == []
+    finally:
+        context.close()

@@ -5,7 +5,7 @@
 // token in localStorage and a new connection; the server closes sockets of an ended session with
 // 4401, which `fatal` below turns into a guest again instead of a dead page.
 
-import { t } from "./i18n.js";
+import { formatDate, t } from "./i18n.js";
 import { api, createPlayer, keepPlayer, storedPlayer } from "./identity.js";
 import { el, toast } from "./ui.js";
 
@@ -202,7 +202,7 @@ export class AccountPanel {
           "li",
           { dataset: { session: s.id, current: String(s.current) } },
           el("span", {}, s.label || t("account.unnamed_device")),
-          el("span", { class: "muted" }, ` · ${new Date(s.created_at).toLocaleString()}`),
+          el("span", { class: "muted" }, ` · ${formatDate(s.created_at, { dateStyle: "medium", timeStyle: "short" })}`),
           s.current
             ? el("strong", {}, ` · ${t("account.this_device")}`)
             : el("button", { class: "btn small", type: "button", onclick: () => this.onEnd(s.id), "aria-label": t("account.end_named", { label: s.label || "" }) }, t("account.end")),
