@@ -47,6 +47,7 @@ RESENDABLE = frozenset(
         "unsubscribe_leaderboard",
         "race_watch",
         "race_join",
+        "ghost_watch",
     }
 )
 Listener = Callable[[dict[str, Any]], None]
@@ -422,7 +423,7 @@ class SolitaireClient:
         await self._resubscribe(ws)
 
     async def _resubscribe(self, ws: ClientConnection) -> None:
-        """Follow the same leaderboards and races again on a new connection."""
+        """Follow the same leaderboards, races and ghost races again on a new connection."""
         for feed in list(self.leaderboards.values()):
             fields = board_fields(feed.code, feed.day, feed.family)
             reply = await self._exchange(
@@ -435,6 +436,15 @@ class SolitaireClient:
             reply = await self._exchange(ws, {"type": kind, "id": next(self._ids), "race_id": race_id})
             if reply.get("type") == "race":
                 race.take_reply(reply)
+        for race_id, ghost in list(self.ghosts.items()):
+            if ghost.winner is not None:
+                continue
+            watch = {"type": "ghost_watch", "id": next(self._ids), "race_id": race_id}
+            reply = await self._exchange(ws, watch)
+            if reply.get("type") == "ghost_watch":
+                ghost.take_push({"type": "ghost_progress", "racer": reply["ghost"]})
+            else:  # finished meanwhile, or the server restarted: the game goes on alone
+                self.ghosts.pop(race_id, None)
 
     async def _exchange(self, ws: ClientConnection, message: dict[str, Any]) -> dict[str, Any]:
         """Send on this connection and wait for the reply with the same id."""

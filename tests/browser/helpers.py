@@ -98,10 +98,13 @@ class WsPlayer:
     """Another player on a plain WebSocket (the sync client of ``websockets``): an opponent or a
     rival on a leaderboard, without a second page to drive."""
 
-    def __init__(self, base: str, name: str) -> None:
-        status, body = http("POST", f"{base}/api/players", {"name": name})
-        assert status == 201, body
-        self.id: str = body["id"]
+    def __init__(self, base: str, name: str, token: str | None = None) -> None:
+        """A new player named ``name``, or (with ``token``) the player that token is, such as a
+        page's own, to play games for it without clicking."""
+        if token is None:
+            status, body = http("POST", f"{base}/api/players", {"name": name})
+            assert status == 201, body
+            token = str(body["token"])
         self._stack = ExitStack()
         self.ws = self._stack.enter_context(connect(base.replace("http", "ws", 1) + "/ws", compression=None))
         self._ids = itertools.count(1)
@@ -110,8 +113,9 @@ class WsPlayer:
         self._rate, self._burst = hello["limits"]["rate_per_s"], hello["limits"]["burst"] - 1
         self._tokens = float(self._burst)
         self._last = time.monotonic()
-        welcome = self.request("auth", protocol=1, token=body["token"])
+        welcome = self.request("auth", protocol=1, token=token)
         assert welcome["type"] == "welcome", welcome
+        self.id: str = welcome["player"]["id"]
 
     def recv(self) -> dict[str, Any]:
         message: dict[str, Any] = json.loads(self.ws.recv(timeout=15))

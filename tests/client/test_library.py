@@ -24,6 +24,7 @@ from engine import Action, Game
 from server.config import Settings
 from tests.client.proxy import proxy_to
 from tests.contract import SENT
+from tests.server.competing import winnable_hh
 from tests.support import RECEIVED, running_server
 
 PAIR_NOW = "HH1-N-AAAAAC5"  # heart:25 pairs with the waste at once
@@ -202,6 +203,25 @@ async def test_a_cut_connection_resumes_watching(server: str) -> None:
         await game.draw()
         await watched.wait_change(version, timeout=5)
         assert watched.state.moves == 1 and watcher.connects == 2
+
+
+async def test_a_cut_connection_follows_its_ghost_race_again(server: str) -> None:
+    code, line = winnable_hh()
+    token = await player(server)
+    async with make(server, token) as owner:
+        recorded = await owner.new_game(code)
+        for action in line:
+            await recorded.act(action)
+    async with proxy_to(server) as proxy, make(proxy.url, await player(server)) as racer:
+        ghost = await racer.ghost_race(recorded.id)
+        proxy.cut()
+        await asyncio.sleep(0.2)
+        await ghost.game.draw()  # reconnects, follows the ghost again (ghost_watch), then acts
+        while not ghost.ghost["finished"]:
+            await ghost.wait_change(ghost.version, timeout=10)
+        assert ghost.ghost["status"] == "won" and racer.connects == 2
+        await ghost.game.resign()
+        assert await ghost.wait_finished(timeout=10) == "ghost"
 
 
 def test_deals_match_the_spec_vectors() -> None:

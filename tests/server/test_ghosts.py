@@ -25,10 +25,10 @@ def base(database_url: str, clock: ManualClock) -> Iterator[str]:
         yield url
 
 
-async def record_win(base: str, clock: ManualClock) -> tuple[str, str, int]:
+async def record_win(base: str, clock: ManualClock, name: str = "Recorded") -> tuple[str, str, int]:
     """(game id, code, actions) of a win played one action every STEP_MS."""
     code, line = winnable_hh()
-    player = await new_player(base, "Recorded")
+    player = await new_player(base, name)
     client = await Client.connect(base, player["token"])
     game = (await client.request("new_game", code=code))["game"]
     for seq, action in enumerate(line):
@@ -85,3 +85,35 @@ async def test_only_finished_games_can_be_raced(base: str) -> None:
     sealed = await other.request("ghost_race", game_id=daily["game"]["id"])
     assert sealed["code"] == "sealed"  # another's daily attempt, before its day ends
     await other.close()
+
+
+async def test_a_ghost_race_is_followed_again_after_a_reconnect(base: str, clock: ManualClock) -> None:
+    recorded, _, length = await record_win(base, clock, "Recorded again")
+    racer = await new_player(base, "Reconnecting")
+    client = await Client.connect(base, racer["token"])
+    reply = await client.request("ghost_race", game_id=recorded)
+    race_id, game_id = reply["race_id"], reply["game"]["id"]
+    assert (await client.request("act", game_id=game_id, seq=0, action={"type": "draw"}))["type"] == "result"
+    assert (await client.next_push("ghost_progress"))["racer"]["elapsed_ms"] == 0
+    await client.close()  # the connection drops; the ghost goes on
+
+    clock.advance(STEP_MS)
+    again = await Client.connect(base, racer["token"])
+    watched = await again.request("ghost_watch", race_id=race_id)
+    assert watched["type"] == "ghost_watch", watched
+    assert watched["game_id"] == game_id and watched["recorded"]["status"] == "won"
+    assert watched["ghost"]["elapsed_ms"] <= STEP_MS and not watched["ghost"]["finished"]
+    clock.advance(length * STEP_MS)
+    last = await again.next_push("ghost_progress")
+    while not last["racer"]["finished"]:
+        last = await again.next_push("ghost_progress")
+    await again.request("open_game", game_id=game_id)
+    await again.request("resign", game_id=game_id)
+    assert (await again.next_push("ghost_finished"))["winner"] == "ghost"
+    # Finished, it is forgotten; another player's id is never theirs to follow.
+    assert (await again.request("ghost_watch", race_id=race_id))["code"] == "not_found"
+    other = await new_player(base)
+    stranger = await Client.connect(base, other["token"])
+    assert (await stranger.request("ghost_watch", race_id="h_0a1b2c3d4e5f"))["code"] == "not_found"
+    await stranger.close()
+    await again.close()

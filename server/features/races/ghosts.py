@@ -29,8 +29,10 @@ from server.core.games import IDLE_GAP_CAP_MS, LiveGame
 from server.core.quotas import Rate
 from server.core.services import Services
 from server.core.timing import sleep_until
+from server.errors import ProtocolError
 from server.features.profiles.service import Profiles
 from server.storage import queries
+from server.vocabulary import ErrorCode
 
 MAX_RUNS = 10_000  # ghost races held at once by this server; the oldest finished first go
 
@@ -135,7 +137,7 @@ class GhostRaces:
         self.runs: dict[str, GhostRun] = {}  # by the racer's game id
 
     def handlers(self) -> Handlers:
-        return {"ghost_race": self.ghost_race}
+        return {"ghost_race": self.ghost_race, "ghost_watch": self.ghost_watch}
 
     async def ghost_race(self, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
         """Race the replay of a finished game on a new game of the same deal."""
@@ -160,6 +162,22 @@ class GhostRaces:
             "recorded": self._final(run),
             "game": live.info(),
             "state": live.state(),
+        }
+
+    async def ghost_watch(self, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
+        """Follow your own ghost race again on this connection (after a reconnect: its pushes
+        went to the connection that started it); a finished or unknown one is ``not_found``."""
+        player_id = caller.require_player()
+        run = next((r for r in self.runs.values() if r.id == fields["race_id"]), None)
+        if run is None or run.player["id"] != player_id:
+            raise ProtocolError(ErrorCode.NOT_FOUND, "no ghost race of yours is running with that id")
+        caller.follow_own(topics.ghost(run.id))
+        return {
+            "type": "ghost_watch",
+            "race_id": run.id,
+            "game_id": run.game_id,
+            "ghost": run.ghost_racer(),
+            "recorded": self._final(run),
         }
 
     def _keep(self, run: GhostRun) -> None:

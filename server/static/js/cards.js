@@ -1,6 +1,7 @@
 // Card text ("TH" = ten of hearts) to names, symbols and DOM elements.
 
-const RANK_NAMES = { A: "Ace", T: "10", J: "Jack", Q: "Queen", K: "King" };
+import { t } from "./i18n.js";
+
 const RANK_SHORT = { T: "10" };
 export const SUITS = {
   S: { name: "spades", symbol: "♠", color: "black" },
@@ -22,9 +23,21 @@ export function rankValue(card) {
   return RANK_ORDER.indexOf(card[0]) + 1;
 }
 
-export function cardName(card) {
-  const rank = RANK_NAMES[card[0]] || card[0];
-  return `${rank} of ${SUITS[card[1]].name}`;
+/** The card in words, in the page's language ("king of diamonds", "káró király", "regele de romb").
+ * `onto` gives the form a sentence needs after "onto" where the language inflects it. */
+export function cardName(card, { onto = false } = {}) {
+  const rank = t(onto ? `rank_onto.${card[0]}` : `rank.${card[0]}`);
+  return t("card.name", { rank, suit: suitName(card[1]) });
+}
+
+/** A suit's name in the page's language ("clubs", "treff", "treflă"). */
+export function suitName(suit) {
+  return t(`suit.${suit}`);
+}
+
+/** A sentence's first letter in capitals (a card name may open it in some languages). */
+export function sentence(text) {
+  return text ? text[0].toLocaleUpperCase() + text.slice(1) : text;
 }
 
 export function rankText(card) {

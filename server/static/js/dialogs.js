@@ -1,5 +1,6 @@
 // The dialogs: new game, settings (with the display name), share, end of game, help.
 
+import { currentLang, LANGUAGES, setLanguage, t } from "./i18n.js";
 import { formatTime } from "./infobar.js";
 import { linkTo } from "./router.js";
 import { copyText, el } from "./ui.js";
@@ -85,6 +86,10 @@ export class SettingsDialog {
     for (const box of this.form.querySelectorAll("input[type=checkbox]")) {
       box.addEventListener("change", () => settings.set(box.name, box.checked));
     }
+    this.lang = document.getElementById("lang-select");
+    // Each language by its own name, marked with its lang so it is read out in that language.
+    this.lang.replaceChildren(...LANGUAGES.map(({ code, name }) => el("option", { value: code, lang: code, text: name })));
+    this.lang.addEventListener("change", () => setLanguage(this.lang.value));
     const save = async () => {
       const name = this.name.value.trim();
       if (!name) {
@@ -112,6 +117,7 @@ export class SettingsDialog {
   show() {
     for (const box of this.form.querySelectorAll("input[type=checkbox]")) box.checked = Boolean(this.settings.get(box.name));
     this.name.value = this.getName() || "";
+    this.lang.value = currentLang();
     this.status.textContent = "";
     open(this.dialog);
   }

@@ -3,7 +3,8 @@
 // x is the card's centre in half-card widths and each row sits half a card lower, so a card's
 // left edge is x/2 card widths and its top row/2 card heights; later rows are drawn on top.
 
-import { cardName, makeCard, setBack, setFace } from "./cards.js";
+import { cardName, makeCard, sentence, setBack, setFace } from "./cards.js";
+import { t } from "./i18n.js";
 
 const ROWS = [
   [1, 3, 7, 9],
@@ -26,12 +27,13 @@ export class HeartsBoard {
     this.heart = document.createElement("div");
     this.heart.className = "heart";
     this.heart.setAttribute("role", "group");
-    this.heart.setAttribute("aria-label", "The heart");
+    this.heart.dataset.i18nLabel = "hh.heart";
+    this.heart.setAttribute("aria-label", t("hh.heart"));
     this.cards = GEOMETRY.map((geo, i) => this.makeHeartCard(geo, i + 1));
     this.piles = document.createElement("div");
     this.piles.className = "piles";
-    this.stock = this.makePile("stock", "Stock");
-    this.waste = this.makePile("waste", "Waste");
+    this.stock = this.makePile("stock", "hh.stock");
+    this.waste = this.makePile("waste", "hh.waste");
     this.el.append(this.heart, this.piles);
     this.el.addEventListener("click", (ev) => this.onClick(ev));
     root.append(this.el);
@@ -56,7 +58,8 @@ export class HeartsBoard {
     const caption = document.createElement("span");
     caption.className = "pile-caption";
     caption.setAttribute("aria-hidden", "true");
-    caption.textContent = title;
+    caption.dataset.i18n = title;
+    caption.textContent = t(title);
     wrap.append(el, count, caption);
     this.piles.append(wrap);
     return { el, count };
@@ -94,7 +97,7 @@ export class HeartsBoard {
     markLooks(el, loc, looks);
     el.classList.toggle("covered", !slot.free);
     el.setAttribute("aria-disabled", String(!ctx.canPlay));
-    el.setAttribute("aria-label", describe(slot.card, slot.free ? "free" : "covered", el));
+    el.setAttribute("aria-label", describe(slot.card, t(slot.free ? "card.free" : "card.covered"), el));
   }
 
   renderStock(board) {
@@ -104,8 +107,8 @@ export class HeartsBoard {
     el.classList.toggle("empty", n === 0);
     el.classList.toggle("redeal", n === 0 && board.waste_count > 0);
     count.textContent = String(n);
-    let label = `Stock, ${n} card${n === 1 ? "" : "s"}: draw`;
-    if (n === 0) label = board.waste_count ? `Stock empty: turn the waste over (${board.waste_count} cards)` : "Stock and waste empty";
+    let label = t("hh.stock_draw", { count: n });
+    if (n === 0) label = board.waste_count ? t("hh.stock_redeal", { count: board.waste_count }) : t("hh.stock_empty");
     el.setAttribute("aria-label", label);
     el.setAttribute("aria-keyshortcuts", "D");
   }
@@ -116,7 +119,7 @@ export class HeartsBoard {
     count.textContent = String(board.waste_count);
     markLooks(el, "waste", looks);
     el.setAttribute("aria-disabled", String(!board.waste_top || !ctx.canPlay));
-    const what = board.waste_top ? describe(board.waste_top, `waste top, ${board.waste_count} in the waste`, el) : "Waste, empty";
+    const what = board.waste_top ? describe(board.waste_top, t("hh.waste_top", { count: board.waste_count }), el) : t("hh.waste_empty");
     el.setAttribute("aria-label", what);
   }
 
@@ -148,10 +151,10 @@ function markLooks(el, loc, looks) {
 
 function describe(card, where, el) {
   const extra = [];
-  if (el.classList.contains("selected")) extra.push("selected");
-  if (el.classList.contains("match")) extra.push("matches the selection");
-  else if (el.classList.contains("framed")) extra.push("has a partner");
-  return [cardName(card), where, ...extra].join(", ");
+  if (el.classList.contains("selected")) extra.push(t("card.selected"));
+  if (el.classList.contains("match")) extra.push(t("card.matches"));
+  else if (el.classList.contains("framed")) extra.push(t("card.has_partner"));
+  return [sentence(cardName(card)), where, ...extra].join(", ");
 }
 
 export function setCardSize(el, cw) {

@@ -54,6 +54,13 @@ export async function createPlayer() {
   }
 }
 
+/** Keep a player this browser now is (a log-in's new token for the account's player). */
+export function keepPlayer(player) {
+  const kept = { id: player.id, name: player.name, token: player.token };
+  store(kept);
+  return kept;
+}
+
 export function forgetPlayer() {
   localStorage.removeItem(KEY);
 }

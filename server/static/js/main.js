@@ -2,6 +2,7 @@
 
 import { boardOf, gameName } from "./dailies.js";
 import { EndDialog, NewGameDialog, SettingsDialog, ShareDialog } from "./dialogs.js";
+import { initI18n } from "./i18n.js";
 import { createPlayer, ensurePlayer, rememberName, rename } from "./identity.js";
 import { typingIn } from "./keys.js";
 import { Net, socketUrl } from "./net.js";
@@ -72,6 +73,7 @@ class App {
   }
 
   async onFatal(detail) {
+    if (this.extensions.some((ext) => ext.fatal && ext.fatal(detail))) return; // an ended session
     if (detail.code === "bad_token") {
       // The server does not know this token (a new database?): become a new guest.
       this.player = await createPlayer();
@@ -194,6 +196,15 @@ class App {
     return this.player;
   }
 
+  /** Become another player in this browser (signed in, logged out): a new connection, no game. */
+  usePlayer(player) {
+    this.player = player;
+    localStorage.removeItem(LAST_GAME);
+    this.session.close();
+    this.play.clear();
+    this.net.restart(player.token);
+  }
+
   dailyFor(key) {
     for (const ext of this.extensions) {
       const daily = ext.dailyFor && ext.dailyFor(key);
@@ -221,12 +232,15 @@ class App {
 }
 
 async function boot() {
+  await initI18n();
   showConnection("connecting");
   const player = await ensurePlayer();
   const app = new App(player);
   window.solitaire = app; // for the curious (and for debugging); the UI never needs it
   const competition = await import("./competition.js").catch(() => null);
   if (competition) competition.install(app);
+  const home = await import("./home.js").catch(() => null);
+  if (home) home.install(app);
   app.run();
 }
 

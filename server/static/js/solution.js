@@ -41,7 +41,7 @@ function actionText(action) {
 }
 
 /** What a step's action did, worded from the engine's events: {text, spoken}. */
-function describeStep(step) {
+export function describeStep(step) {
   const event = step.events.find((e) => ["move", "pair", "draw", "redeal"].includes(e.kind));
   if (event?.kind === "move") {
     const { cards } = event;

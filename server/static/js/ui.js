@@ -1,5 +1,7 @@
 // Small shared pieces of the page: the toast, the status line, the connection indicator.
 
+import { t } from "./i18n.js";
+
 let toastTimer = null;
 
 /** A short message that goes away on its own (move errors, copy confirmations). */
@@ -25,17 +27,18 @@ export function say(message) {
 }
 
 const CONN_TEXT = {
-  connecting: "Connecting…",
-  online: "Online",
-  offline: "Offline: waiting for the network…",
-  reconnecting: "Connection lost: reconnecting…",
-  failed: "Cannot connect",
+  connecting: "conn.connecting",
+  online: "conn.online",
+  offline: "conn.offline",
+  reconnecting: "conn.reconnecting",
+  failed: "conn.failed",
 };
 
 export function showConnection(state) {
-  const el = document.getElementById("conn");
-  el.dataset.state = state;
-  el.textContent = CONN_TEXT[state] || state;
+  const node = document.getElementById("conn");
+  node.dataset.state = state;
+  node.dataset.i18n = CONN_TEXT[state] || "conn.failed";
+  node.textContent = t(node.dataset.i18n);
 }
 
 export function el(tag, attrs = {}, ...children) {

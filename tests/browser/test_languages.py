@@ -1,0 +1,57 @@
+"""The client's three languages in real Chromium: the browser's language is followed, a picked
+language is remembered and wins over the browser's, and <html lang> follows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.browser.conftest import DESKTOP
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def hungarian(browser: Browser) -> Iterator[Page]:
+    """A page of a browser set to Hungarian."""
+    context = browser.new_context(viewport=DESKTOP, locale="hu-HU")
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield page
+    context.close()
+    assert not errors, errors
+
+
+def test_the_browser_language_is_followed(hungarian: Page, site: str) -> None:
+    hungarian.goto(site)
+    expect(hungarian.locator("html")).to_have_attribute("lang", "hu")
+    expect(hungarian.locator("#btn-settings")).to_have_text("Beállítások")
+    expect(hungarian.locator("#dlg-new-title")).to_have_text("Új játék")
+    expect(hungarian.locator("#conn")).to_have_text("Online")
+
+
+def test_a_picked_language_is_remembered(hungarian: Page, site: str) -> None:
+    hungarian.goto(site)
+    expect(hungarian.locator("#dlg-new")).to_be_visible()
+    hungarian.keyboard.press("Escape")
+    hungarian.locator("#btn-settings").click()
+    hungarian.locator("#lang-select").select_option("ro")
+    expect(hungarian.locator("html")).to_have_attribute("lang", "ro")
+    expect(hungarian.locator("#dlg-settings-title")).to_have_text("Setări")
+    hungarian.reload()
+    expect(hungarian.locator("html")).to_have_attribute("lang", "ro")
+    expect(hungarian.locator("#btn-help")).to_have_text("Ajutor")
+
+
+def test_english_for_a_language_the_client_does_not_speak(browser: Browser, site: str) -> None:
+    context = browser.new_context(viewport=DESKTOP, locale="de-DE")
+    try:
+        page = context.new_page()
+        page.goto(site)
+        expect(page.locator("#btn-help")).to_have_text("Help")
+        expect(page.locator("html")).to_have_attribute("lang", "en")
+    finally:
+        context.close()
