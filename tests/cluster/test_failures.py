@@ -23,7 +23,7 @@ from tests.support import Client, ahttp, new_player
 
 pytestmark = pytest.mark.timeout(240)
 PLAYERS = 6
-FAILOVER_S = 5.0  # the bound: a dead instance's games are served again within this
+FAILOVER_S = 5.0  # the promise: a dead instance's games are served again within this
 
 
 @dataclass
