@@ -135,6 +135,7 @@ def build_cluster_services(settings: Settings, clock: Clock) -> tuple[Services, 
     )
 
     async def resync() -> None:
+        games.forget_all()  # moves announced meanwhile were missed: read every game again
         await services.peers.goodbye_all("pushes may have been missed; reconnect to read every state again")
 
     cluster.on_resync = resync

@@ -366,6 +366,8 @@ def main(argv: list[str] | None = None) -> None:
         uvicorn_ws(settings.ws_impl)  # SOLITAIRE_WS_IMPL is not checked by the parser's choices
     except ValueError as exc:
         build_parser().error(str(exc))
+    if settings.redis_url and is_sqlite(settings.database_url):
+        build_parser().error("--redis-url needs PostgreSQL (--database-url postgresql+asyncpg://…)")
     try:
         configure_logs(args.log_level, settings.log_format)  # SOLITAIRE_LOG_FORMAT is not checked above
     except ValueError as exc:

@@ -338,6 +338,12 @@ class GameService:
             raise ProtocolError(ErrorCode.NOT_FOUND, f"no game {game_id!r}")
         return live
 
+    def forget_all(self) -> None:
+        """Drop every game held here: after a break in the link to the other instances, any of
+        them may have been taken elsewhere unannounced (each is taken again at its next write)."""
+        for live in list(self._cache.values()):
+            self.forget(live)
+
     def moved(self, game_id: str) -> None:
         """Another instance took the game: drop this copy (its next write would be fenced anyway)."""
         live = self._cache.get(game_id)

@@ -193,6 +193,24 @@ def balancer(backends: list[int]) -> Iterator[str]:
         yield base
 
 
+async def subscribed(redis_url: str, fleet: Fleet, topic: str, instances: int, timeout: float = 10) -> None:
+    """Wait until ``instances`` instances of the fleet have subscribed to a topic's channel in Redis
+    (a subscription follows a ``watch`` asynchronously)."""
+    from redis.asyncio import Redis
+
+    client = Redis.from_url(redis_url)
+    channel = f"{fleet.prefix}:t:{topic}"
+    try:
+
+        async def enough() -> bool:
+            counts = await client.pubsub_numsub(channel)
+            return bool(counts and int(counts[0][1]) >= instances)
+
+        await until(enough, timeout, f"{instances} subscriptions to {channel}")
+    finally:
+        await client.aclose()
+
+
 async def until(check: Any, timeout: float, what: str) -> None:
     """Wait until ``check()`` (sync or async) is true, or fail saying ``what``."""
     deadline = time.monotonic() + timeout

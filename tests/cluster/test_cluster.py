@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from engine import Action, Game
-from tests.cluster.fleet import Fleet
+from tests.cluster.fleet import Fleet, subscribed
 from tests.support import Client, ahttp, new_player
 
 pytestmark = pytest.mark.timeout(180)
@@ -75,7 +75,8 @@ async def test_owner_on_a_spectator_on_b_leaderboard_on_c(fleet: Fleet) -> None:
     assert (await spectator.request("watch", game_id=game["id"]))["type"] == "game"
     board = await Client.connect(c.url)
     assert (await board.request("subscribe_leaderboard", code=game["code"]))["type"] == "leaderboard"
-    await asyncio.sleep(0.2)  # the subscriptions reach Redis
+    await subscribed(fleet.redis_url or "", fleet, f"game:{game['id']}", 2)  # the owner's and B's
+    await subscribed(fleet.redis_url or "", fleet, f"leaderboard:{game['code']}", 1)
     for _ in range(5):
         reply, mirror = await play_one(owner, game["id"], mirror)
         update = await spectator.next_push("update", timeout=5)
@@ -147,6 +148,8 @@ async def test_a_race_with_racers_on_different_instances(fleet: Fleet) -> None:
     joined = await guest.request("race_join", race_id=race["id"])
     assert joined["type"] == "race" and len(joined["race"]["racers"]) == 2, joined
     assert len((await race_event(host, "joined"))["race"]["racers"]) == 2
+    await subscribed(fleet.redis_url or "", fleet, f"race:{race['id']}", 2)
+    await subscribed(fleet.redis_url or "", fleet, f"race:{race['id']}:{guest_player['id']}", 1)
     assert (await host.request("race_start", race_id=race["id"], countdown_s=0))["type"] == "race"
     host_start = await host.next_push("race_started", timeout=10)
     guest_start = await guest.next_push("race_started", timeout=10)

@@ -17,13 +17,13 @@ import pytest
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from engine import Action, Game
-from tests.cluster.fleet import Fleet, balancer, private_redis
+from tests.cluster.fleet import Fleet, balancer, private_redis, subscribed
 from tests.cluster.test_cluster import actions_stored, next_action
 from tests.support import Client, ahttp, new_player
 
 pytestmark = pytest.mark.timeout(240)
 PLAYERS = 6
-FAILOVER_S = 5.0  # the bound: a dead instance's games are served again within this
+FAILOVER_S = 5.0  # the promise: a dead instance's games are served again within this
 
 
 @dataclass
@@ -137,7 +137,7 @@ async def test_a_redis_restart_resumes_fan_out_and_loses_nothing(pg_url: str) ->
             mirror = Game.new(game["code"])
             spectator = await Client.connect(b.url)
             await spectator.request("watch", game_id=game["id"])
-            await asyncio.sleep(0.2)
+            await subscribed(redis.url, fleet, f"game:{game['id']}", 2)
             acked: list[tuple[int, str]] = []
 
             async def act() -> dict[str, Any]:
@@ -163,7 +163,8 @@ async def test_a_redis_restart_resumes_fan_out_and_loses_nothing(pg_url: str) ->
             view = await spectator.request("watch", game_id=game["id"])
             assert view["state"]["seq"] == mirror.seq
             owner = await Client.connect(a.url, player["token"])  # A said goodbye too
-            await asyncio.sleep(0.3)
+            assert (await owner.request("open_game", game_id=game["id"]))["state"]["seq"] == mirror.seq
+            await subscribed(redis.url, fleet, f"game:{game['id']}", 2)
             reply = await act()
             assert (await spectator.next_push("update", timeout=5))["seq"] == reply["seq"]
             assert await actions_stored(pg_url, game["id"]) == acked
