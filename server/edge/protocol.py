@@ -31,8 +31,8 @@ SUPPORTED_VERSIONS = (1,)
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "asyncapi.json"
 INT32 = (-(2**31), 2**31 - 1)  # integers outside are refused even where the schema sets no bound
-_NAMES = {str: "a string", int: "an integer", dict: "an object"}
-_JSON_TYPES = {"string": str, "integer": int, "object": dict}
+_NAMES = {str: "a string", int: "an integer", dict: "an object", bool: "true or false"}
+_JSON_TYPES = {"string": str, "integer": int, "object": dict, "boolean": bool}
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,7 +234,7 @@ def check(kind: str, name: str, field: Field, value: Any) -> Any:
         return None
     if isinstance(value, float) and int in field.kinds and value.is_integer():
         value = int(value)
-    if not isinstance(value, field.kinds) or isinstance(value, bool):
+    if not isinstance(value, field.kinds) or (isinstance(value, bool) and bool not in field.kinds):
         expected = " or ".join(_NAMES[k] for k in field.kinds)
         raise ProtocolError(ErrorCode.BAD_MESSAGE, f"{label} must be {expected}", field=name)
     if field.choices is not None and value not in field.choices:
@@ -244,7 +244,9 @@ def check(kind: str, name: str, field: Field, value: Any) -> Any:
         _check_text(label, name, field, value)
     elif isinstance(value, dict) and (found := surrogate_in(value)) is not None:
         raise not_text(label, name, found)
-    elif isinstance(value, int) and not field.minimum <= value <= field.maximum:
+    elif (
+        isinstance(value, int) and not isinstance(value, bool) and not field.minimum <= value <= field.maximum
+    ):
         raise ProtocolError(
             ErrorCode.BAD_MESSAGE,
             f"{label} must be from {field.minimum} to {field.maximum}",

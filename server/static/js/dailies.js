@@ -1,5 +1,6 @@
 // Today's daily challenges (GET /api/daily) and the server's clock, for race countdowns.
 
+import { formatDate } from "./i18n.js";
 import { api } from "./identity.js";
 
 export const FAMILIES = [
@@ -15,6 +16,7 @@ export class Dailies extends EventTarget {
     super();
     this.codes = {};
     this.day = null;
+    this.endsAt = null;
     this.offsetMs = 0;
     this.timer = null;
   }
@@ -26,6 +28,7 @@ export class Dailies extends EventTarget {
     this.offsetMs = body.now - (sent + back) / 2;
     this.codes = body.codes || {};
     this.day = body.day;
+    this.endsAt = body.ends_at;
     clearTimeout(this.timer);
     const untilReset = Math.max(1000, body.ends_at - body.now + 1500);
     this.timer = setTimeout(() => this.load().catch(() => {}), Math.min(untilReset, 2 ** 31 - 1));
@@ -38,8 +41,11 @@ export class Dailies extends EventTarget {
   }
 
   dailyFor(family) {
-    const code = this.codes[family];
-    return code ? { code, label: `${this.day}` } : null;
+    // A day's codes may be kept from the client until the day ends: then every family is there.
+    const sealed = !Object.keys(this.codes).length && FAMILIES.some((f) => f.key === family);
+    const code = this.codes[family] || null;
+    if ((!code && !sealed) || !this.day) return null;
+    return { code, label: formatDate(`${this.day}T12:00:00Z`, { dateStyle: "long", timeZone: "UTC" }) };
   }
 
   familyOf(code) {

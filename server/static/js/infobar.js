@@ -1,6 +1,8 @@
 // The information bar: time (server elapsed_ms, counted on locally while the clock runs),
 // score, moves, progress and the deal's code.
 
+import { formatNumber, t } from "./i18n.js";
+
 const GAP_CAP_MS = 60000; // the server charges at most a minute between two actions
 
 export function formatTime(ms) {
@@ -28,9 +30,9 @@ export class InfoBar {
     this.base = state.elapsed_ms || 0;
     this.since = performance.now();
     this.running = Boolean(state.clock_running) && state.status !== "won";
-    this.score.textContent = String(state.score);
-    this.moves.textContent = String(state.moves);
-    this.progress.textContent = `${state.progress} / ${state.progress_total}`;
+    this.score.textContent = formatNumber(state.score);
+    this.moves.textContent = formatNumber(state.moves);
+    this.progress.textContent = t("info.progress", { done: state.progress, total: state.progress_total });
     this.code.textContent = state.code;
     this.tick();
   }

@@ -1,16 +1,18 @@
 // Boot: identity, connection, the game session and the views, driven by the address's fragment.
 
-import { EndDialog, NewGameDialog, SettingsDialog, ShareDialog } from "./dialogs.js";
-import { initI18n } from "./i18n.js";
+import { confirmGiveUp, EndDialog, NewGameDialog, SettingsDialog, ShareDialog } from "./dialogs.js";
+import { i18nEvents, initI18n, t } from "./i18n.js";
 import { createPlayer, ensurePlayer, rememberName, rename } from "./identity.js";
 import { typingIn } from "./keys.js";
+import { errorText } from "./messages.js";
 import { Net, socketUrl } from "./net.js";
 import { PlayView } from "./play.js";
 import { parseHash, replaceHash } from "./router.js";
 import { GameSession } from "./session.js";
 import { Settings } from "./settings.js";
 import { SolutionDialog } from "./solution.js";
-import { showConnection, toast } from "./ui.js";
+import { sounds } from "./sound.js";
+import { hideToast, showConnection, toast } from "./ui.js";
 
 const LAST_GAME = "solitaire.lastGame";
 
@@ -29,8 +31,17 @@ class App {
       endDialog: this.endDialog,
       rankFor: null,
       onSolution: (info) => this.showSolution(info),
+      onGiveUp: () => this.giveUp(),
     });
-    this.newGame = new NewGameDialog({ onStart: (fields) => this.start(fields), dailies: (key) => this.dailyFor(key) });
+    this.newGame = new NewGameDialog({
+      onStart: (fields) => this.start(fields),
+      dailies: (key) => this.dailyFor(key),
+      settings: this.settings,
+    });
+    sounds.setEnabled(this.settings.get("sound"));
+    this.settings.addEventListener("change", (ev) => {
+      if (ev.detail.name === "sound") sounds.setEnabled(ev.detail.value);
+    });
     this.share = new ShareDialog();
     this.settingsDialog = new SettingsDialog({
       settings: this.settings,
@@ -47,6 +58,7 @@ class App {
     this.session.addEventListener("state", (ev) => this.onGameState(ev.detail));
     this.session.addEventListener("lost", () => this.onGameLost());
     window.addEventListener("hashchange", () => this.route());
+    i18nEvents.addEventListener("change", () => this.relabel());
     document.addEventListener("keydown", (ev) => this.onKey(ev));
     document.getElementById("btn-new").addEventListener("click", () => this.newGame.show({ game: this.play.kind }));
     document.getElementById("btn-settings").addEventListener("click", () => this.settingsDialog.show());
@@ -79,7 +91,7 @@ class App {
       return;
     }
     showConnection("failed");
-    toast(detail.message || "The server refused the connection", { kind: "error", ms: 10000 });
+    toast(t("error.connection_refused"), { kind: "error", ms: 10000 });
   }
 
   async route() {
@@ -99,12 +111,13 @@ class App {
       else if (!this.session.gameId || !this.session.isOwner) await this.resumeLast();
       else replaceHash("game", this.session.gameId);
     } catch (error) {
-      toast(error.message || "That game could not be opened", { kind: "error" });
+      toast(errorText(error, "error.open_failed"), { kind: "error" });
       if (!this.session.gameId) this.newGame.show();
     }
   }
 
   showView(name) {
+    if (document.body.dataset.view && document.body.dataset.view !== name) hideToast(); // its page is gone
     for (const section of document.querySelectorAll("main > .view")) {
       section.hidden = section.id !== `view-${name}`;
     }
@@ -153,19 +166,37 @@ class App {
 
   onGameState({ info, role }) {
     if (role === "owner") localStorage.setItem(LAST_GAME, info.id);
-    document.title = `${info.code} · Solitaire`;
+    this.relabel();
+  }
+
+  /** Texts that are not marked in the page: the title, the connection line. */
+  relabel() {
+    const info = this.session.info;
+    document.title = info && info.code ? `${info.code} · ${t("app.name")}` : t("app.title");
+    showConnection(document.getElementById("conn").dataset.state || "connecting");
+  }
+
+  /** Give up the game on screen, after asking (it counts on the leaderboard as given up). */
+  async giveUp() {
+    if (!this.session.isOwner || !this.play.canPlay) return;
+    if (!(await confirmGiveUp())) return;
+    try {
+      await this.session.resign();
+    } catch (error) {
+      toast(errorText(error), { kind: "error" });
+    }
   }
 
   onGameLost() {
     localStorage.removeItem(LAST_GAME);
     this.play.clear();
-    toast("That game is no longer on the server: start a new one", { kind: "error", ms: 6000 });
+    toast(t("error.game_gone"), { kind: "error", ms: 6000 });
     this.newGame.show();
   }
 
   onEndChoice(choice) {
     if (choice === "undo") this.play.undo();
-    else if (choice === "resign") this.session.resign().catch((error) => toast(error.message, { kind: "error" }));
+    else if (choice === "resign") this.session.resign().catch((error) => toast(errorText(error), { kind: "error" }));
     else if (choice === "new") this.newGame.show({ game: this.play.kind });
     else if (choice === "board") location.hash = `board=${this.session.info.code}`;
     else if (choice === "solution") this.showSolution(this.session.info);
