@@ -117,7 +117,7 @@ export class Animator {
   ghost(was, to, { flip = false }) {
     const layer = this.ensureLayer();
     const ghost = makeCard("ghost");
-    ghost.classList.add("ghost");
+    ghost.classList.add("flying");
     ghost.tabIndex = -1;
     ghost.inert = true;
     setFace(ghost, was.card || null);

@@ -62,7 +62,11 @@ class App {
     document.addEventListener("keydown", (ev) => this.onKey(ev));
     document.getElementById("btn-new").addEventListener("click", () => this.newGame.show({ game: this.play.kind }));
     document.getElementById("btn-settings").addEventListener("click", () => this.settingsDialog.show());
-    document.getElementById("btn-help").addEventListener("click", () => document.getElementById("dlg-help").showModal());
+    document.getElementById("btn-help").addEventListener("click", () => this.showHelp());
+    document.getElementById("dlg-help").addEventListener("click", (ev) => {
+      const tab = ev.target.closest("[data-help]");
+      if (tab) this.showHelpPage(tab.dataset.help);
+    });
     document.getElementById("btn-share").addEventListener("click", () => this.openShare());
   }
 
@@ -202,6 +206,18 @@ class App {
     else if (choice === "solution") this.showSolution(this.session.info);
   }
 
+  /** The help: the rules of the game on screen first, the other game and the keys a tab away. */
+  showHelp() {
+    this.showHelpPage(this.play.kind || "HH");
+    const dialog = document.getElementById("dlg-help");
+    if (!dialog.open) dialog.showModal();
+  }
+
+  showHelpPage(name) {
+    for (const page of document.querySelectorAll("[data-help-page]")) page.hidden = page.dataset.helpPage !== name;
+    for (const tab of document.querySelectorAll("[data-help]")) tab.setAttribute("aria-pressed", String(tab.dataset.help === name));
+  }
+
   showSolution(info) {
     if (info) this.solution.show(info);
   }
@@ -240,7 +256,7 @@ class App {
       this.newGame.show({ game: this.play.kind });
     } else if (key === "?") {
       ev.preventDefault();
-      document.getElementById("dlg-help").showModal();
+      this.showHelp();
     }
   }
 }

@@ -45,6 +45,7 @@ export class SeahavenBoard {
     this.el = document.createElement("div");
     this.el.className = "sh";
     const top = div("sh-top");
+    this.topRow = top;
     this.cellRow = div("cells");
     this.cellRow.setAttribute("role", "group");
     this.cellRow.setAttribute("aria-label", t("sh.cells"));
@@ -86,14 +87,35 @@ export class SeahavenBoard {
     while (this.cellSlots.length > n) this.cellSlots.pop().wrap.remove();
   }
 
+  /** Size the board to both the width and the height there is.
+   *
+   * Wide screens (and phones held sideways) get one row of ten columns. A narrow, tall screen
+   * (a phone in portrait) gets two rows of five columns under the cells and foundations, whose
+   * cards are sized on their own to fit their row of eight: ten columns side by side would leave
+   * cards some 35 px wide and most of the screen empty. */
   fit(width, height) {
     this.width = width;
     this.height = height;
-    const byWidth = width / (10 + 9 * GAP + 0.2);
-    const byHeight = height / (RATIO * 4.2 + 0.3);
-    this.cw = Math.max(22, Math.min(byWidth, byHeight, 120));
+    const portrait = width < 600 && height > width * 1.15;
+    this.el.classList.toggle("portrait", portrait);
     this.el.classList.toggle("narrow", width < 600);
-    setCardSize(this.el, this.cw);
+    if (portrait) {
+      const top = Math.min(width / (8 + 7 * GAP + 0.6), 90);
+      const rows = (height - top * RATIO - top * 0.5) / 2; // each row of five columns
+      const byWidth = width / (5 + 4 * GAP * 2 + 0.2);
+      const byHeight = rows / (RATIO * 2); // a column of five with a quarter of each card showing
+      this.cw = Math.max(22, Math.min(byWidth, byHeight, 120));
+      this.topCw = Math.min(top, this.cw);
+      setCardSize(this.el, this.cw);
+      setCardSize(this.topRow, this.topCw);
+    } else {
+      const byWidth = width / (10 + 9 * GAP + 0.2);
+      const byHeight = height / (RATIO * 4.2 + 0.3);
+      this.cw = Math.max(22, Math.min(byWidth, byHeight, 120));
+      this.topCw = this.cw;
+      setCardSize(this.el, this.cw);
+      for (const name of ["--cw", "--ch", "--fs"]) this.topRow.style.removeProperty(name);
+    }
     if (this.state) this.layoutColumns();
   }
 
@@ -189,7 +211,9 @@ export class SeahavenBoard {
   layoutColumns() {
     if (!this.cw || !this.state) return;
     const ch = this.cw * RATIO;
-    const room = this.colRow.clientHeight || this.height - ch * 1.2;
+    // The height of one column (a row of them, in portrait), so a column's overlap tightens as
+    // it grows and its top card always stays on screen.
+    const room = this.columns[0].el.clientHeight || this.colRow.clientHeight || this.height - ch * 1.2;
     const widest = this.el.classList.contains("narrow") ? ch * 0.5 : ch * 0.3;
     this.state.board.columns.forEach((cards, i) => {
       const n = cards.length;

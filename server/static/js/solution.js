@@ -126,7 +126,8 @@ export class SolutionDialog {
       } catch (error) {
         if (this.gameId !== info.id) return;
         // A refusal (a daily until its day ends, a game still open) carries the server's reason.
-        this.setState(error.code === "conflict" ? "refused" : "error", errorText(error, "solution.failed"));
+        if (error.code === "conflict") this.setState("refused", t(info.daily ? "solution.refused_daily" : "solution.refused_open"));
+        else this.setState("error", errorText(error, "solution.failed"));
         return;
       }
       this.answers.set(info.id, answer);
