@@ -270,6 +270,13 @@ async function boot() {
   const competition = await import("./competition.js").catch(() => null);
   if (competition) competition.install(app);
   app.run();
+  registerServiceWorker();
+}
+
+/** The service worker (sw.js) keeps the client's own files for the next visit; play needs the server. */
+function registerServiceWorker() {
+  if (!("serviceWorker" in navigator)) return;
+  navigator.serviceWorker.register("sw.js").catch(() => {}); // an old browser or private mode: no cache
 }
 
 boot();
