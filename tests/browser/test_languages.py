@@ -9,6 +9,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.conftest import DESKTOP
+from tests.browser.helpers import at, open_code
 
 pytestmark = pytest.mark.browser
 
@@ -55,3 +56,16 @@ def test_english_for_a_language_the_client_does_not_speak(browser: Browser, site
         expect(page.locator("html")).to_have_attribute("lang", "en")
     finally:
         context.close()
+
+
+def test_switching_mid_game_translates_the_board(page: Page, site: str) -> None:
+    open_code(page, site, "HH1-N-AAAAAC5")
+    expect(at(page, "stock")).to_have_attribute("aria-label", "Stock, 26 cards: draw")
+    page.locator("#btn-settings").click()
+    page.locator("#lang-select").select_option("hu")
+    page.keyboard.press("Escape")
+    expect(at(page, "stock")).to_have_attribute("aria-label", "Pakli, 26 lap: húzás")
+    expect(page.locator(".heart")).to_have_attribute("aria-label", "A szív")
+    expect(page.locator("#infobar dt").first).to_have_text("Idő")
+    at(page, "stock").click()  # still playable, in the new language
+    expect(page.locator("#status-line")).to_contain_text("Húzott lap: kőr")

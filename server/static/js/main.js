@@ -99,6 +99,7 @@ class App {
   }
 
   async route() {
+    hideToast(); // a message belongs to the page it was shown on
     const { view, value } = parseHash();
     for (const ext of this.extensions) {
       const shown = ext.route ? ext.route(view, value) : null;
@@ -178,6 +179,7 @@ class App {
     const info = this.session.info;
     document.title = info && info.code ? `${info.code} · ${t("app.name")}` : t("app.title");
     showConnection(document.getElementById("conn").dataset.state || "connecting");
+    this.newGame.sync();
   }
 
   /** Give up the game on screen, after asking (it counts on the leaderboard as given up). */

@@ -126,6 +126,9 @@ export class PlayView {
   /** Texts drawn from the state again in the new language (the board's labels, the banner). */
   relabel() {
     if (!this.session.state) return;
+    if (this.board) this.board.destroy(); // built with the old language's labels: build it again
+    this.board = null;
+    this.ensureBoard(this.session.state.game);
     this.redraw();
     this.showBanner(this.session.state, this.session.info, this.session.role);
   }
