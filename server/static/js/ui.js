@@ -28,7 +28,7 @@ export function hideToast() {
 /** A polite announcement for screen readers (and a visible hint line). */
 export function say(message) {
   const el = document.getElementById("status-line");
-  el.textContent = message;
+  el.textContent = message ? message[0].toLocaleUpperCase() + message.slice(1) : message; // a sentence
 }
 
 const CONN_TEXT = {
