@@ -64,8 +64,22 @@ def test_switching_mid_game_translates_the_board(page: Page, site: str) -> None:
     page.locator("#btn-settings").click()
     page.locator("#lang-select").select_option("hu")
     page.keyboard.press("Escape")
-    expect(at(page, "stock")).to_have_attribute("aria-label", "Pakli, 26 lap: húzás")
+    expect(at(page, "stock")).to_have_attribute("aria-label", "Húzópakli, 26 lap: húzás")
     expect(page.locator(".heart")).to_have_attribute("aria-label", "A szív")
     expect(page.locator("#infobar dt").first).to_have_text("Idő")
     at(page, "stock").click()  # still playable, in the new language
     expect(page.locator("#status-line")).to_contain_text("Húzott lap: kőr")
+
+
+def test_the_rules_of_the_game_on_screen_in_hungarian(hungarian: Page, site: str) -> None:
+    open_code(hungarian, site, "SH1-C4-AAAAAJ2")
+    hungarian.keyboard.press("?")
+    dialog = hungarian.locator("#dlg-help")
+    expect(dialog.locator("h2")).to_have_text("Játékszabályok")
+    seahaven = dialog.locator('[data-help-page="SH"]')
+    expect(seahaven).to_be_visible()  # the game on screen first
+    expect(seahaven).to_contain_text("Üres oszlopba csak király kerülhet")
+    dialog.locator('[data-help="HH"]').click()
+    expect(dialog.locator('[data-help-page="HH"]')).to_contain_text("Azonos értékű lappárokat kell levenni")
+    expect(seahaven).to_be_hidden()
+    expect(dialog.locator('[data-help="HH"]')).to_have_attribute("aria-pressed", "true")
