@@ -181,6 +181,11 @@ def test_no_long_task_during_moves_on_a_phone(browser: Browser, site: str) -> No
             page.wait_for_timeout(260)  # the motion plays out
         durations: list[float] = page.evaluate("window.__long")
         assert durations == [], f"long tasks during moves: {durations} ms"
+        draws: list[float] = page.evaluate(
+            "performance.getEntriesByName('solitaire:draw').slice(-6).map((e) => e.duration)"
+        )
+        assert len(draws) == 6 and max(draws) < 50, draws
+        print(f"draw and start of motion per move on a phone: {[round(d, 1) for d in draws]} ms")
     finally:
         context.close()
     assert not errors, errors

@@ -108,7 +108,8 @@ export class SettingsDialog {
         // the name as the server stored it: normalized, its spaces collapsed
         this.status.textContent = t("settings.saved", { name: player ? player.name : name });
       } catch (error) {
-        this.status.textContent = t("settings.not_saved", { reason: errorText(error) });
+        const refused = error.code === "bad_message" && error.reply && error.reply.field === "name";
+        this.status.textContent = t("settings.not_saved", { reason: refused ? t("settings.name_refused") : errorText(error) });
       }
     };
     document.getElementById("btn-rename").addEventListener("click", save);
