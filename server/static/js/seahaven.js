@@ -110,7 +110,9 @@ export class SeahavenBoard {
       setCardSize(this.topRow, this.topCw);
     } else {
       const byWidth = width / (10 + 9 * GAP + 0.2);
-      const byHeight = height / (RATIO * 4.2 + 0.3);
+      // Room for the top row and a column of about three card heights; on a short screen (a
+      // phone held sideways) a little less, since a growing column's overlap tightens anyway.
+      const byHeight = height / (RATIO * (height < 480 ? 3.6 : 4.2) + 0.3);
       this.cw = Math.max(22, Math.min(byWidth, byHeight, 120));
       this.topCw = this.cw;
       setCardSize(this.el, this.cw);
