@@ -5,6 +5,7 @@ causes no long task (over 50 ms), measured with the Performance API."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -189,3 +190,20 @@ def test_no_long_task_during_moves_on_a_phone(browser: Browser, site: str) -> No
     finally:
         context.close()
     assert not errors, errors
+
+
+def test_a_redeal_sends_the_waste_back_to_the_stock(moving: Page, site: str) -> None:
+    open_code(moving, site, "HH1-N-AAAAAAM")
+    stock = at(moving, "stock")
+    draws = int(moving.locator(".pile-stock .count").inner_text())
+    moving.evaluate(
+        "async (n) => { for (let i = 0; i < n; i++) await window.solitaire.session.act({type: 'draw'}); }",
+        draws,
+    )
+    wait_seq(moving, draws)
+    expect(stock).to_have_class(re.compile(r"\bredeal\b"))
+    animations(moving)
+    act(moving, {"type": "draw"})  # the redeal
+    flights = [a for a in animations(moving) if a["flying"]]
+    assert len(flights) == 1  # the waste's top card flies back onto the stock
+    expect(moving.locator(".pile-stock .count")).to_have_text(str(draws + 1))
