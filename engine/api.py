@@ -21,6 +21,7 @@ empty, ``apply`` refuses with ``game_over`` and ``hints`` offer nothing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -120,17 +121,25 @@ def _check_field(name: str, value: Any) -> str | int:
     return value
 
 
+RefusalParams = Mapping[str, str | int]
+"""What a refusal names, so that any client can word it in its own language: ``card`` (wire
+text such as ``"7C"``), ``target``, ``first``, ``second``, ``need``, ``at`` (a location),
+``suit`` (``"S"``…) and ``count`` (a number). Tabled per code in docs/games.md."""
+
+
 class IllegalAction(Exception):
-    """The rules refuse an action. ``code`` is stable for clients; ``reason`` is for people.
+    """The rules refuse an action. ``code`` is stable for clients; ``reason`` is for people
+    (English); ``params`` name the cards, places and numbers involved, for translations.
 
     ``code`` is a :class:`~engine.vocabulary.Refusal` member, so it equals its
     string (``exc.code == "game_over"``) and serializes as it.
     """
 
-    def __init__(self, code: Refusal, reason: str) -> None:
+    def __init__(self, code: Refusal, reason: str, params: RefusalParams | None = None) -> None:
         super().__init__(reason)
         self.code = code
         self.reason = reason
+        self.params: RefusalParams = params or {}
 
 
 @dataclass(frozen=True, slots=True)

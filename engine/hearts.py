@@ -353,9 +353,9 @@ def _locate(state: HeartState, loc: Any) -> str:
     if index is not None:
         card = state.heart[index]
         if card is None:
-            raise IllegalAction(Refusal.EMPTY_POSITION, f"There is no card at {loc} any more")
+            raise IllegalAction(Refusal.EMPTY_POSITION, f"There is no card at {loc} any more", {"at": loc})
         if index not in state.free:
-            raise IllegalAction(Refusal.NOT_FREE, "That card is covered")
+            raise IllegalAction(Refusal.NOT_FREE, "That card is covered", {"at": loc, "card": card})
         return card
     if loc == WASTE:
         if not state.waste:
@@ -403,7 +403,7 @@ def _explicit_pair(state: HeartState, a: Any, b: Any) -> Step[HeartState]:
     if a == b:
         raise IllegalAction(Refusal.SAME_CARD, "A pair needs two different cards")
     if card_a[0] != card_b[0]:
-        raise IllegalAction(Refusal.RANK_MISMATCH, SAME_RANK)
+        raise IllegalAction(Refusal.RANK_MISMATCH, SAME_RANK, {"first": card_a, "second": card_b})
     return _remove_pair(state, a, b)
 
 

@@ -118,7 +118,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from engine.api import Action, IllegalAction, Rules, Step, json_cards, json_strings
+from engine.api import Action, IllegalAction, RefusalParams, Rules, Step, json_cards, json_strings
 from engine.codes import RANKS, SUITS, GameCode, shuffled_deck
 from engine.vocabulary import ActionKind, Refusal, Status
 
@@ -195,15 +195,15 @@ def _limits(state: State) -> tuple[int, int]:
     return group_limit(free, empty), group_limit(free, empty - 1) if empty else 0
 
 
-def _refuse(code: Refusal, reason: str) -> IllegalAction:
+def _refuse(code: Refusal, reason: str, params: RefusalParams | None = None) -> IllegalAction:
     """Build (not raise) a refusal, so double tap can keep the best one for later."""
-    return IllegalAction(code, reason)
+    return IllegalAction(code, reason, params)
 
 
 def _too_many(limit: int) -> IllegalAction:
     """SH-10's refusal names the limit, so the player knows what would fit."""
     cards = "card" if limit == 1 else "cards"
-    return _refuse(Refusal.TOO_MANY_CARDS, f"At most {limit} {cards} can move together now")
+    return _refuse(Refusal.TOO_MANY_CARDS, f"At most {limit} {cards} can move together now", {"count": limit})
 
 
 def _location(state: State, text: Any, role: str) -> tuple[int, int]:
@@ -229,10 +229,10 @@ def _source_cards(state: State, kind: int, index: int, count: int) -> tuple[str,
     if kind == COL:
         column = state.columns[index]
         if not column:
-            raise _refuse(Refusal.EMPTY_SOURCE, f"Column {index + 1} is empty")
+            raise _refuse(Refusal.EMPTY_SOURCE, f"Column {index + 1} is empty", {"at": f"col:{index + 1}"})
         if count > len(column):
             held = f"Column {index + 1} holds only {len(column)} card(s)"
-            raise _refuse(Refusal.NOT_ENOUGH_CARDS, held)
+            raise _refuse(Refusal.NOT_ENOUGH_CARDS, held, {"at": f"col:{index + 1}", "count": len(column)})
         cards = column[-count:]
         for upper, lower in pairwise(cards):
             if UP[lower] != upper:
@@ -241,11 +241,12 @@ def _source_cards(state: State, kind: int, index: int, count: int) -> tuple[str,
     if kind == CELL:
         card = state.cells[index]
         if card is None:
-            raise _refuse(Refusal.EMPTY_SOURCE, f"Cell {index + 1} is empty")
+            raise _refuse(Refusal.EMPTY_SOURCE, f"Cell {index + 1} is empty", {"at": f"cell:{index + 1}"})
     else:
         top = state.foundations[index]
         if not top:
-            raise _refuse(Refusal.EMPTY_SOURCE, f"The {SUIT_NAMES[index]} foundation is empty")
+            reason = f"The {SUIT_NAMES[index]} foundation is empty"
+            raise _refuse(Refusal.EMPTY_SOURCE, reason, {"at": f"found:{SUITS[index]}"})
         card = CARD_AT[index][top]
     if count != 1:
         raise _refuse(Refusal.SINGLE_CARD, "Only one card at a time leaves a cell or a foundation")
@@ -259,9 +260,10 @@ def _check_column(state: State, index: int, cards: tuple[str, ...]) -> None:
     if column:
         if UP[head] != column[-1]:
             rule = "A card goes onto the same suit, one rank higher"
-            raise _refuse(Refusal.WRONG_SUIT_OR_RANK, f"{rule}: {head} does not fit on {column[-1]}")
+            reason = f"{rule}: {head} does not fit on {column[-1]}"
+            raise _refuse(Refusal.WRONG_SUIT_OR_RANK, reason, {"card": head, "target": column[-1]})
     elif RANK[head] != KING:
-        raise _refuse(Refusal.KINGS_ONLY, "An empty column takes only a king")
+        raise _refuse(Refusal.KINGS_ONLY, "An empty column takes only a king", {"card": head})
     if len(cards) > 1:
         to_full, to_empty = _limits(state)
         limit = to_full if column else to_empty
@@ -273,16 +275,18 @@ def _check_foundation(state: State, suit: int, card: str) -> None:
     """SH-6: ace first, then each next rank of the same suit."""
     if SUIT[card] != suit:
         name = SUIT_NAMES[suit]
-        raise _refuse(Refusal.WRONG_FOUNDATION, f"The {name} foundation takes only {name}")
+        reason = f"The {name} foundation takes only {name}"
+        raise _refuse(Refusal.WRONG_FOUNDATION, reason, {"card": card, "suit": SUITS[suit]})
     top = state.foundations[suit]
     if top != RANK[card] - 1:
-        raise _refuse(Refusal.FOUNDATION_ORDER, _foundation_need(suit, top, card))
+        raise _foundation_need(suit, top, card)
 
 
-def _foundation_need(suit: int, top: int, card: str) -> str:
+def _foundation_need(suit: int, top: int, card: str) -> IllegalAction:
     """Why ``card`` cannot go up now: its suit needs another card first."""
     needed = CARD_AT[suit][top + 1]
-    return f"{card} cannot go to its foundation yet: {SUIT_NAMES[suit]} need {needed} next"
+    reason = f"{card} cannot go to its foundation yet: {SUIT_NAMES[suit]} need {needed} next"
+    return _refuse(Refusal.FOUNDATION_ORDER, reason, {"card": card, "need": needed})
 
 
 def _check_destination(state: State, plan: Plan) -> None:
@@ -295,7 +299,7 @@ def _check_destination(state: State, plan: Plan) -> None:
         raise _refuse(Refusal.SINGLE_CARD, "A cell or a foundation takes one card at a time")
     if kind == CELL:
         if state.cells[index] is not None:
-            raise _refuse(Refusal.CELL_FULL, f"Cell {index + 1} is not free")
+            raise _refuse(Refusal.CELL_FULL, f"Cell {index + 1} is not free", {"at": f"cell:{index + 1}"})
     else:
         _check_foundation(state, index, cards[0])
 
@@ -368,7 +372,7 @@ def _plan_tap(state: State, at: Any) -> Plan:
     suit = SUIT[card]
     top = state.foundations[suit]
     if top != RANK[card] - 1:
-        raise _refuse(Refusal.FOUNDATION_ORDER, _foundation_need(suit, top, card))
+        raise _foundation_need(suit, top, card)
     return kind, index, FOUND, suit, cards
 
 
@@ -388,7 +392,8 @@ def _plan_double_tap(state: State, at: Any, count: Any) -> Plan:
         blocked = _too_many(to_full)
     if RANK[head] == KING and () in state.columns:
         if kind == COL and n == len(state.columns[index]):
-            pointless = _refuse(Refusal.POINTLESS, f"The run headed by {head} already heads its column")
+            reason = f"The run headed by {head} already heads its column"
+            pointless = _refuse(Refusal.POINTLESS, reason, {"card": head})
         elif n <= to_empty:
             return kind, index, COL, state.columns.index(()), cards
         else:
@@ -396,8 +401,8 @@ def _plan_double_tap(state: State, at: Any, count: Any) -> Plan:
     if n == 1 and None in state.cells:
         if kind != CELL:
             return kind, index, CELL, state.cells.index(None), cards
-        pointless = pointless or _refuse(Refusal.POINTLESS, f"{head} is already in a cell")
-    raise blocked or pointless or _refuse(Refusal.NO_TARGET, f"There is no place for {head}")
+        pointless = pointless or _refuse(Refusal.POINTLESS, f"{head} is already in a cell", {"card": head})
+    raise blocked or pointless or _refuse(Refusal.NO_TARGET, f"There is no place for {head}", {"card": head})
 
 
 def _accepting_column(state: State, head: str) -> int:

@@ -455,7 +455,9 @@ class GameService:
         try:
             outcome = live.game.apply(action)
         except IllegalAction as exc:
-            raise ProtocolError(ErrorCode.ILLEGAL_ACTION, exc.reason, rule=exc.code) from None
+            raise ProtocolError(
+                ErrorCode.ILLEGAL_ACTION, exc.reason, rule=exc.code, params=dict(exc.params)
+            ) from None
         await self._commit(live, outcome, origin)
         return self._result(live, seq, action, live.last_outcome or {}, False, brief)
 

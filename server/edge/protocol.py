@@ -247,7 +247,9 @@ def check(kind: str, name: str, field: Field, value: Any) -> Any:
         _check_text(label, name, field, value)
     elif isinstance(value, dict) and (found := surrogate_in(value)) is not None:
         raise not_text(label, name, found)
-    elif isinstance(value, int) and not field.minimum <= value <= field.maximum:
+    elif (
+        isinstance(value, int) and not isinstance(value, bool) and not field.minimum <= value <= field.maximum
+    ):
         raise ProtocolError(
             ErrorCode.BAD_MESSAGE,
             f"{label} must be from {field.minimum} to {field.maximum}",

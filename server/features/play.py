@@ -13,6 +13,7 @@ from server.core.games import GameService, LiveGame
 from server.core.quotas import Rate
 from server.errors import ProtocolError, code_or_error
 from server.features.dailies.model import check_unsealed
+from server.features.solutions.model import winnable_code
 from server.vocabulary import ErrorCode
 
 REPLIES = ("full", "brief")
@@ -30,6 +31,15 @@ def code_from_fields(fields: dict[str, Any]) -> GameCode:
         allowed = ", ".join(VARIANTS[game])
         raise ProtocolError(ErrorCode.BAD_CODE, f"variant must be one of {allowed}", part="variant")
     return random_code(game, variant)
+
+
+async def proven_code(drawn: GameCode) -> GameCode:
+    """ "Winnable deals only": a random code of the drawn code's game and variant that the solver
+    proves winnable before it is dealt (docs/protocol.md, Winnable deals only)."""
+    found = await winnable_code(drawn.game, drawn.variant)
+    if found is None:
+        raise ProtocolError(ErrorCode.UNAVAILABLE, "no winnable deal was proven this time: try again")
+    return found
 
 
 def game_message(live: LiveGame, role: str) -> dict[str, Any]:
@@ -73,8 +83,15 @@ class Play:
 
     async def new_game(self, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
         player_id = caller.require_player()
+        winnable = fields.get("winnable") is True
+        if winnable and ("daily" in fields or "code" in fields):
+            raise ProtocolError(
+                ErrorCode.BAD_MESSAGE, "winnable goes with game and variant only", field="winnable"
+            )
         code = None if "daily" in fields else code_from_fields(fields)
         self.new_games.require(player_id)  # before anything is stored
+        if winnable and code is not None:
+            code = await proven_code(code)
         if code is None:
             live = await self.starter.start_daily(player_id, caller.player_name, fields["daily"])
         else:

@@ -1,4 +1,4 @@
-"""Browser fixtures: one headless Chromium per test module, a fresh context per test, and a
+"""Browser fixtures: one headless Chromium for the whole run, a fresh context per test, and a
 real server (uvicorn + SQLite) per module.
 
 Chromium is Debian's (``/usr/bin/chromium``, or ``SOLITAIRE_CHROMIUM``); no browser is ever
@@ -50,7 +50,7 @@ def sqlite_settings(path: Path) -> Settings:
     )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def playwright() -> Iterator[Playwright]:
     if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
         if os.environ.get("SOLITAIRE_REQUIRE_BROWSER") == "1":
@@ -60,7 +60,7 @@ def playwright() -> Iterator[Playwright]:
         yield pw
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
     yield browser

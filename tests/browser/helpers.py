@@ -15,6 +15,14 @@ from websockets.sync.client import connect
 from engine import Action
 from tests.support import http
 
+RANK_WORDS = {"A": "ace", "T": "10", "J": "jack", "Q": "queen", "K": "king"}
+SUIT_WORDS = {"S": "spades", "H": "hearts", "D": "diamonds", "C": "clubs"}
+
+
+def card_words(card: str) -> str:
+    """A card as the English page names it: ``7C`` is "7 of clubs", ``KD`` "king of diamonds"."""
+    return f"{RANK_WORDS.get(card[0], card[0])} of {SUIT_WORDS[card[1]]}"
+
 
 def board(page: Page) -> Locator:
     return page.locator("#board")

@@ -19,7 +19,7 @@ PLACEHOLDER = re.compile(r"\{(\w+)\}")
 # code hands to t later (a table of keys): every such literal must be in the catalogs.
 LITERAL_CALL = re.compile(r"""\b(?:t|has)\(\s*["']([\w.-]+)["']""")
 KEY_TABLE = re.compile(r"""["']((?:[a-z_]+\.)+[\w-]+)["']""")
-TEMPLATE_CALL = re.compile(r"""\bt\(\s*`([\w.-]*)\$\{""")
+TEMPLATE_CALL = re.compile(r"""`((?:[a-z_]+\.)+)\$\{""")  # a key built from its prefix: `rank.${…}`
 MARKED = re.compile(r"""data-i18n(?:-label|-placeholder|-title)?=["']([\w.-]+)["']""")
 
 
@@ -104,3 +104,9 @@ def test_every_key_the_client_uses_is_in_the_catalogs() -> None:
     for prefix in prefixes:
         assert prefix.endswith("."), f"a built key should start with a whole prefix: {prefix!r}"
         assert any(key.startswith(prefix) for key in english), f"no key starts with {prefix!r}"
+
+
+def test_no_catalog_entry_is_unused() -> None:
+    literal, prefixes = used_keys()
+    unused = [key for key in catalog("en") if key not in literal and not key.startswith(tuple(prefixes))]
+    assert unused == []

@@ -19,7 +19,7 @@ def test_leaderboard_updates_live(page: Page, site: str) -> None:
     code, line = hh_winning_deal(seed=21)
     page.goto(f"{site}/#board={code}")
     table = page.locator("#board-table")
-    expect(page.locator("#board-heading")).to_have_text(code)
+    expect(page.locator("#board-heading")).to_have_text(f"Leaderboard of {code}")
     expect(table).to_contain_text("No results yet")
 
     quitter = WsPlayer(site, "Quitter")
@@ -73,14 +73,15 @@ def test_dailies_are_offered(page: Page, site: str) -> None:
     expect(tabs).to_have_count(4)
     hh_daily = str(tabs.first.get_attribute("href")).split("=")[1]
     day, family = hh_daily.split("/")  # a daily's board is named by day and family: its code is sealed
-    assert family == "HH1-N"
-    expect(page.locator("#board-heading")).to_have_text(f"Heart to Heart daily · {day}")
+    assert family == "HH1-N" and re.fullmatch(r"\d{4}-\d{2}-\d{2}", day)
+    heading = re.compile(r"^Heart to Heart · daily of \w+ \d+, \d{4}$")
+    expect(page.locator("#board-heading")).to_have_text(heading)
     page.locator("#btn-new").click()
     dialog = page.locator("#dlg-new")
     daily = dialog.locator("#new-daily")
     expect(daily).to_be_visible()
     daily.click()
-    expect(page.locator("#info-code")).to_have_text("HH1-N daily")
+    expect(page.locator("#info-code")).to_have_text("Heart to Heart daily")
     expect(board(page)).to_have_attribute("data-seq", "0")
     assert not re.search(r"HH1-N-[A-Z2-7]{13}", page.content())  # nothing names today's (long) code
 

@@ -9,7 +9,17 @@ import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
 from engine import Game
-from tests.browser.helpers import at, board, box, open_code, play_hh_action, seq, set_setting, wait_seq
+from tests.browser.helpers import (
+    at,
+    board,
+    box,
+    card_words,
+    open_code,
+    play_hh_action,
+    seq,
+    set_setting,
+    wait_seq,
+)
 from tests.browser.search import hh_stalemate_deal, hh_winning_deal
 
 pytestmark = pytest.mark.browser
@@ -77,14 +87,20 @@ def test_touch_model_selection_help_and_move_errors(page: Page, site: str) -> No
     expect(tip).not_to_have_class(SELECTED)
     expect(at(page, "heart:1")).not_to_have_class(DIMMED)
 
-    # Move errors are off by default: a refused touch says nothing on screen.
+    # Move errors are off by default: a refused touch shows no text, but the card shakes.
     covered = at(page, "heart:1")
+    covered_name = card_words(str(covered.get_attribute("data-card")))
     covered.click(position={"x": 20, "y": 6})
-    expect(page.locator("#status-line")).to_have_text("That card is covered")
+    expect(covered).to_have_class(re.compile(r"\brefused\b"))
+    covered_text = f"The {covered_name} is covered: only a free card can be paired."
+    expect(page.locator("#status-line")).to_have_text(covered_text)
     expect(page.locator("#toast")).to_be_hidden()
     set_setting(page, "moveErrors", True)
     covered.click(position={"x": 20, "y": 6})
-    expect(page.locator("#toast")).to_have_text("That card is covered")
+    # Cards are named in words, never as wire codes.
+    expect(page.locator("#toast-text")).to_have_text(covered_text)
+    page.locator("#toast-close").click()  # errors can be dismissed
+    expect(page.locator("#toast")).to_be_hidden()
     wait_seq(page, 2)
 
     # HH-16: touching a card of another rank selects it instead, and says why.
@@ -94,7 +110,10 @@ def test_touch_model_selection_help_and_move_errors(page: Page, site: str) -> No
     wait_seq(page, 3)
     at(page, "waste").click()
     wait_seq(page, 4)
-    expect(page.locator("#toast")).to_have_text("Must be the same rank")
+    tip_name, waste_name = card_words(deal["heart"][24]["card"]), card_words(deal["waste_top"])
+    expect(page.locator("#toast-text")).to_have_text(
+        f"The {tip_name} and the {waste_name} are not the same rank: a pair is two cards of one rank."
+    )
     expect(at(page, "waste")).to_have_class(SELECTED)
     expect(tip).not_to_have_class(SELECTED)
     at(page, "waste").click()  # deselect again

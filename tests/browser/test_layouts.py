@@ -14,7 +14,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from engine import Game
 from tests.browser.conftest import DESKTOP, PHONE
-from tests.browser.helpers import at, board, box, card, column_cards, open_code, play_hh_action, wait_seq
+from tests.browser.helpers import at, board, box, card, column_cards, open_code, wait_seq
 from tests.browser.search import hh_winning_deal, seahaven_scenario
 
 pytestmark = pytest.mark.browser
@@ -29,12 +29,21 @@ def shots(tmp_path: Path) -> Path:
     return DOC_SHOTS if os.environ.get("SOLITAIRE_UPDATE_SCREENSHOTS") == "1" else tmp_path
 
 
-@pytest.fixture(params=["desktop", "phone"])
+@pytest.fixture(params=["desktop", "phone", "desktop-hu", "phone-hu"])
 def device(request: pytest.FixtureRequest, browser: Browser) -> Iterator[tuple[str, BrowserContext]]:
-    if request.param == "desktop":
-        context = browser.new_context(viewport=DESKTOP)
+    """A desktop or a phone, in English or Hungarian; the name is the screenshot's suffix."""
+    locale = "hu-HU" if request.param.endswith("-hu") else "en-GB"
+    if request.param.startswith("desktop"):
+        context = browser.new_context(viewport=DESKTOP, locale=locale, reduced_motion="reduce")
     else:
-        context = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True, has_touch=True)
+        context = browser.new_context(
+            viewport=PHONE,
+            device_scale_factor=2,
+            is_mobile=True,
+            has_touch=True,
+            locale=locale,
+            reduced_motion="reduce",
+        )
     yield request.param, context
     context.close()
 
@@ -60,9 +69,13 @@ def hearts_mid_game(page: Page, site: str) -> None:
             best, stop = framed, n
         game = game.apply(action).game
     open_code(page, site, code)
-    for action in line[:stop]:
-        play_hh_action(page, action)
-    expect(page.locator("#board .card.framed").first).to_be_visible()
+    # Through the page's own session, as the clicks would send them (test_hearts_page clicks).
+    page.evaluate(
+        "async (actions) => { for (const a of actions) await window.solitaire.session.act(a); }",
+        [action.to_json() for action in line[:stop]],
+    )
+    wait_seq(page, stop)
+    expect(page.locator("#board .card.framed:not([hidden])").first).to_be_visible()
 
 
 def seahaven_mid_game(page: Page, site: str) -> None:
@@ -139,5 +152,71 @@ def test_touch_drag_and_tap_on_a_phone(browser: Browser, site: str) -> None:
         expect(card(page, top)).to_have_attribute("data-loc", re.compile(r"^found:"))
         at(page, "col:1").wait_for()
         expect(board(page)).to_have_attribute("data-status", "playing")
+    finally:
+        context.close()
+
+
+def test_seahaven_fills_a_phone_in_portrait(browser: Browser, site: str) -> None:
+    """Two rows of five columns: cards almost twice as wide as ten columns across would allow,
+    the board reaching down the screen, and a growing column's overlap tightening to stay on it."""
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    try:
+        page = context.new_page()
+        s = seahaven_scenario()
+        open_code(page, site, s.code)
+        at(page, "col:1").wait_for()
+        width = box(page.locator("#board .column .card").first)["width"]
+        assert width >= 55, f"cards are {width} px wide"  # ten across: about 35 px
+        lowest = max(box(c)["y"] + box(c)["height"] for c in page.locator("#board .column .card").all())
+        assert lowest > PHONE["height"] * 0.75
+        dst = str(s.group.args[1])
+        column = page.locator("#board .column").nth(int(dst.split(":")[1]) - 1)
+        fan = float(column.evaluate("el => parseFloat(el.style.getPropertyValue('--fan'))"))
+        page.evaluate(
+            "a => window.solitaire.session.act(a)",
+            {"type": "move", "from": s.group.args[0], "to": dst, "count": s.group.args[2]},
+        )
+        wait_seq(page, 1)
+        tighter = float(column.evaluate("el => parseFloat(el.style.getPropertyValue('--fan'))"))
+        assert tighter < fan
+        fits_the_screen(page)
+        # Touch targets: the buttons above the board are at least 44 px high.
+        for button in page.locator(".nav .btn, .actions .btn:visible").all():
+            assert box(button)["height"] >= 44, button
+    finally:
+        context.close()
+
+
+def test_a_phone_held_sideways(browser: Browser, site: str) -> None:
+    context = browser.new_context(viewport={"width": 844, "height": 390}, is_mobile=True, has_touch=True)
+    try:
+        page = context.new_page()
+        seahaven_mid_game(page, site)
+        wait_seq(page, 3)
+        fits_the_screen(page)
+        hearts_page = context.new_page()
+        open_code(hearts_page, site, "HH1-N-AAAAAC5")
+        fits_the_screen(hearts_page)
+    finally:
+        context.close()
+
+
+def test_tables_fit_a_360_px_screen(browser: Browser, site: str) -> None:
+    """The leaderboard folds its columns into labelled lines: nothing is cut off on the right."""
+    context = browser.new_context(viewport={"width": 360, "height": 740}, is_mobile=True, has_touch=True)
+    try:
+        page = context.new_page()
+        code = "HH1-N-AAAAAC5"
+        open_code(page, site, code)
+        page.evaluate("window.solitaire.session.resign()")
+        expect(board(page)).to_have_attribute("data-status", "resigned")
+        page.goto(f"{site}/#board={code}")
+        row = page.locator("#board-table tbody tr.me")
+        expect(row).to_be_visible()
+        assert page.evaluate("document.documentElement.scrollWidth") <= 360
+        for cell in row.locator("td").all():
+            rect = box(cell)
+            assert rect["x"] >= 0 and rect["x"] + rect["width"] <= 360, cell
+        expect(row.locator("td").nth(2)).to_have_attribute("data-label", "Result")
     finally:
         context.close()

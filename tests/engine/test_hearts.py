@@ -186,7 +186,18 @@ def test_hh14_touching_a_covered_card_is_refused_and_changes_nothing() -> None:
     game = Game.new(CODE).apply(touch("heart:25")).game
     err = refused(game, touch("heart:1"))
     assert (err.code, err.reason) == ("not_free", "That card is covered")
+    assert err.params == {"at": "heart:1", "card": game.state.heart[0]}
     assert refused(game, pair("heart:24", "heart:25")).code == "not_free"
+
+
+def test_refusals_name_their_cards() -> None:
+    """A translation needs the cards a refusal is about (``params``), not only its code."""
+    game = game_at(board({25: "4H", 1: "KH"}, stock="2H", waste="AH"))
+    mismatch = refused(game, pair("heart:25", "waste"))
+    assert (mismatch.code, mismatch.params) == ("rank_mismatch", {"first": "4H", "second": "AH"})
+    gone = game.apply(touch("heart:25")).game
+    assert refused(gone, pair("heart:2", "waste")).params == {"at": "heart:2"}
+    assert refused(game, touch("stock:9")).params == {}
 
 
 def test_hh15_touching_the_selection_again_deselects() -> None:

@@ -696,3 +696,27 @@ def test_game_view_is_json_ready() -> None:
     text = json.dumps(game.view())
     assert "group_limit" in text
     assert game.view()["status"] == "playing"
+
+
+def test_refusals_name_their_cards_places_and_limits() -> None:
+    """Every refusal that involves a card, a place or a limit names it in ``params`` (wire
+    texts), so that a client can word it in its player's language."""
+    state = board("8H", "8D", "9H", "7H", "KS 4C", cells=("5S", None, None, None))
+    assert refused(state, move("col:4", "col:2"), "wrong_suit_or_rank").params == {
+        "card": "7H",
+        "target": "8D",
+    }
+    assert refused(state, move("col:4", "found"), "foundation_order").params == {"card": "7H", "need": "AH"}
+    assert refused(state, tap("cell:1"), "foundation_order").params == {"card": "5S", "need": "AS"}
+    assert refused(state, move("col:4", "found:S"), "wrong_foundation").params == {"card": "7H", "suit": "S"}
+    assert refused(state, move("col:2", "cell:1"), "cell_full").params == {"at": "cell:1"}
+    assert refused(state, move("cell:2", "col:1"), "empty_source").params == {"at": "cell:2"}
+    assert refused(state, move("col:1", "col:3", 3), "not_enough_cards").params == {"at": "col:1", "count": 1}
+    assert refused(state, move("col:5", "col:6", 1), "kings_only").params == {"card": "4C"}
+    assert refused(state, move("found:H", "col:1"), "empty_source").params == {"at": "found:H"}
+    full = ("5S", "6S", "7S", "8S")
+    assert refused(board("9H", cells=full), dtap("col:1"), "no_target").params == {"card": "9H"}
+    assert refused(board("KS", cells=full), dtap("col:1"), "pointless").params == {"card": "KS"}
+    assert refused(state, move("cell:1", "cell:1"), "same_place").params == {}
+    crowded = board("9H", "8H 7H 6H", "5C", "4C", "3C", "2C", "KC", "QD", "JD", "TD", cells=full)
+    assert refused(crowded, move("col:2", "col:1", 3), "too_many_cards").params == {"count": 1}

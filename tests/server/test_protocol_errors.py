@@ -63,8 +63,12 @@ async def test_illegal_move_changes_nothing(server: str) -> None:
     # Column 1's top is 9C, column 2's top is 7H: 9C cannot go onto 7H.
     refused = await client.act(game_id, 0, type="move", **{"from": "col:1", "to": "col:2"})
     assert refused["type"] == "error" and refused["code"] == "illegal_action"
-    assert refused["rule"] and refused["message"]
+    assert refused["rule"] == "wrong_suit_or_rank" and refused["message"]
+    # The cards involved, so that any client words the refusal in its own language.
+    assert refused["params"] == {"card": "9C", "target": "7H"}
     assert await _stored_state(server, game_id) == game["state"]
+    undo = await client.act(game_id, 0, type="undo")
+    assert undo["rule"] == "nothing_to_undo" and undo["params"] == {}
 
 
 async def test_unknown_and_foreign_games(server: str) -> None:

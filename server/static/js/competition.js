@@ -2,7 +2,9 @@
 // Everything here speaks the public API: GET /api/daily, /api/leaderboards/…, and the
 // WebSocket's subscribe_leaderboard and race_* requests.
 
+import { DailyContext } from "./dailycontext.js";
 import { Dailies } from "./dailies.js";
+import { t } from "./i18n.js";
 import { api } from "./identity.js";
 import { LeaderboardPage } from "./leaderboard.js";
 import { RacePages } from "./races.js";
@@ -15,10 +17,10 @@ export async function rankText(app, info) {
     ? `/api/leaderboards/${encodeURIComponent(info.code)}`
     : `/api/daily/${info.daily}/${encodeURIComponent(info.family)}/leaderboard`;
   const body = await api("GET", `${path}/players/${me}?radius=0`);
-  const where = info.daily ? "today's daily challenge" : `the ${info.code} leaderboard`;
-  if (!info.ranked) return `Practice attempt, not ranked: your ranked attempt is #${body.rank} on ${where}.`;
-  if (body.entry.game_id !== info.id) return `Your best result on this code stays #${body.rank} on ${where}.`;
-  return `Rank #${body.rank} on ${where}.`;
+  const where = info.daily ? t("rank.daily") : t("rank.board", { code: info.code });
+  if (!info.ranked) return t("rank.practice", { rank: body.rank, where });
+  if (body.entry.game_id !== info.id) return t("rank.stays", { rank: body.rank, where });
+  return t("rank.is", { rank: body.rank, where });
 }
 
 export function install(app) {
@@ -30,5 +32,6 @@ export function install(app) {
   dailies.addEventListener("change", () => app.newGame.sync());
   dailies.load().catch(() => {});
   app.races = races;
+  app.dailyContext = new DailyContext(app, dailies);
   return app;
 }

@@ -1,5 +1,6 @@
 // Today's daily challenges (GET /api/daily) and the server's clock, for race countdowns.
 
+import { formatDate, t } from "./i18n.js";
 import { api } from "./identity.js";
 
 export const FAMILIES = [
@@ -23,7 +24,7 @@ export function parseDailyKey(key) {
 /** A game as people name it: its code, or for a daily's game (sealed) its family and day. */
 export function gameName(info) {
   if (!info) return "";
-  return info.code || `${info.family} daily ${info.daily}`;
+  return info.code || t("info.daily_code", { family: t(`family.${info.family}`) });
 }
 
 /** The board a game counts on: its code's, or its daily's (DAY/FAMILY). */
@@ -38,6 +39,7 @@ export class Dailies extends EventTarget {
     this.codes = {};
     this.challenges = {};
     this.day = null;
+    this.endsAt = null;
     this.offsetMs = 0;
     this.timer = null;
   }
@@ -50,6 +52,7 @@ export class Dailies extends EventTarget {
     this.codes = body.codes || {}; // only a past day's: today's are sealed
     this.challenges = body.challenges || {};
     this.day = body.day;
+    this.endsAt = body.ends_at;
     clearTimeout(this.timer);
     const untilReset = Math.max(1000, body.ends_at - body.now + 1500);
     this.timer = setTimeout(() => this.load().catch(() => {}), Math.min(untilReset, 2 ** 31 - 1));
@@ -62,7 +65,9 @@ export class Dailies extends EventTarget {
   }
 
   dailyFor(family) {
-    return this.challenges[family] ? { key: dailyKey(this.day, family), label: `${this.day}` } : null;
+    if (!this.challenges[family]) return null;
+    const label = formatDate(`${this.day}T12:00:00Z`, { dateStyle: "long", timeZone: "UTC" });
+    return { key: dailyKey(this.day, family), label };
   }
 
   /** Today's board key of a family (DAY/FAMILY), or null before the challenges are loaded. */

@@ -1,7 +1,8 @@
 // The dialogs: new game, settings (with the display name), share, end of game, help.
 
-import { currentLang, LANGUAGES, setLanguage, t } from "./i18n.js";
+import { currentLang, formatNumber, LANGUAGES, setLanguage, t } from "./i18n.js";
 import { formatTime } from "./infobar.js";
+import { errorText } from "./messages.js";
 import { linkTo } from "./router.js";
 import { copyText, el } from "./ui.js";
 
@@ -13,7 +14,7 @@ function open(dialog) {
 
 /** New game: resolves the chosen start fields through `onStart(fields)`. */
 export class NewGameDialog {
-  constructor({ onStart, dailies }) {
+  constructor({ onStart, dailies, settings }) {
     this.dialog = document.getElementById("dlg-new");
     this.form = document.getElementById("form-new");
     this.error = document.getElementById("new-error");
@@ -21,6 +22,9 @@ export class NewGameDialog {
     this.daily = document.getElementById("new-daily");
     this.onStart = onStart;
     this.dailies = dailies;
+    this.settings = settings;
+    this.winnable = document.getElementById("new-winnable");
+    this.winnable.addEventListener("change", () => settings && settings.set("winnable", this.winnable.checked));
     this.form.addEventListener("change", () => this.sync());
     this.form.addEventListener("submit", (ev) => this.submit(ev));
     this.code.addEventListener("input", () => {
@@ -31,6 +35,7 @@ export class NewGameDialog {
   show({ game } = {}) {
     if (game) this.form.elements.game.value = game;
     this.error.textContent = "";
+    if (this.settings) this.winnable.checked = Boolean(this.settings.get("winnable"));
     this.sync();
     open(this.dialog);
   }
@@ -47,7 +52,7 @@ export class NewGameDialog {
     const key = `${game}1-${variant}`;
     const daily = this.dailies ? this.dailies(key) : null;
     this.daily.hidden = !daily;
-    this.daily.textContent = daily ? `Today's daily (${daily.label || key})` : "Today's daily";
+    this.daily.textContent = daily && daily.label ? t("new.daily_of", { day: daily.label }) : t("new.daily");
   }
 
   async submit(ev) {
@@ -55,10 +60,10 @@ export class NewGameDialog {
     if (how === "cancel") return;
     ev.preventDefault();
     const { game, variant } = this.choice();
-    let fields = { game, variant };
+    let fields = this.winnable.checked ? { game, variant, winnable: true } : { game, variant };
     if (how === "code") {
       if (!CODE_RE.test(this.code.value)) {
-        this.error.textContent = "Type a code such as HH1-N-AAAAAAM or SH1-C2-AAAAAJ2";
+        this.error.textContent = t("new.code_invalid");
         this.code.focus();
         return;
       }
@@ -66,11 +71,12 @@ export class NewGameDialog {
     } else if (how === "daily") {
       fields = { daily: `${game}1-${variant}` };
     }
+    if (fields.winnable) this.error.textContent = t("new.searching");
     try {
       await this.onStart(fields);
       this.dialog.close();
     } catch (error) {
-      this.error.textContent = error.message || "That did not work";
+      this.error.textContent = errorText(error);
     }
   }
 }
@@ -93,16 +99,17 @@ export class SettingsDialog {
     const save = async () => {
       const name = this.name.value.trim();
       if (!name) {
-        this.status.textContent = "A name needs 1 to 24 characters";
+        this.status.textContent = t("settings.name_empty");
         return;
       }
-      this.status.textContent = "Saving…";
+      this.status.textContent = t("settings.saving");
       try {
         const player = await onRename(name);
         // the name as the server stored it: normalized, its spaces collapsed
-        this.status.textContent = `Saved: you are ${player ? player.name : name}`;
+        this.status.textContent = t("settings.saved", { name: player ? player.name : name });
       } catch (error) {
-        this.status.textContent = `Not saved: ${error.message}`;
+        const refused = error.code === "bad_message" && error.reply && error.reply.field === "name";
+        this.status.textContent = t("settings.not_saved", { reason: refused ? t("settings.name_refused") : errorText(error) });
       }
     };
     document.getElementById("btn-rename").addEventListener("click", save);
@@ -133,11 +140,11 @@ export class ShareDialog {
       if (!button) return;
       const input = document.getElementById(button.dataset.copy);
       const ok = await copyText(input.value);
-      this.status.textContent = ok ? "Copied" : "Select the text and copy it";
+      this.status.textContent = ok ? t("share.copied") : t("share.copy_failed");
       input.select();
     });
     this.native.addEventListener("click", () => {
-      navigator.share({ title: "Solitaire", text: `Play ${this.code}`, url: this.dealLink }).catch(() => {});
+      navigator.share({ title: t("app.name"), text: t("share.text", { code: this.code }), url: this.dealLink }).catch(() => {});
     });
   }
 
@@ -154,16 +161,21 @@ export class ShareDialog {
 }
 
 const DEAD_END_TEXT = {
-  stuck: ["No more possible moves", "No card can move any more. Undo a few moves or start a new game."],
-  stalemate: [
-    "No more possible moves",
-    "No free card has a partner left, in the heart, the stock or the waste. Undo or start a new game.",
-  ],
-  lost: [
-    "No winning line left",
-    "No winning line remains from here — undo or start a new game. The server's solver tried every way on from this position: none of them wins.",
-  ],
+  stuck: ["end.stuck_title", "end.stuck_text"],
+  stalemate: ["end.stuck_title", "end.stalemate_text"],
+  lost: ["end.lost_title", "end.lost_text"],
 };
+
+/** Asks before giving a game up; resolves true when the player confirms. */
+export function confirmGiveUp() {
+  const dialog = document.getElementById("dlg-confirm");
+  dialog.returnValue = "";
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "yes"), { once: true });
+    open(dialog);
+    document.getElementById("confirm-yes").focus();
+  });
+}
 
 /** The end of a game (won) or a dead end (stalemate, stuck, lost). */
 export class EndDialog {
@@ -174,19 +186,19 @@ export class EndDialog {
 
   show({ state, kind, rankText, canBoard }) {
     const won = kind === "won";
-    const [title, text] = won
-      ? ["You won!", `All ${state.progress_total} cards cleared in ${state.code || "the daily challenge"}.`]
-      : DEAD_END_TEXT[kind] || DEAD_END_TEXT.stalemate;
+    const [titleKey, textKey] = won ? ["end.won", "end.won_text"] : DEAD_END_TEXT[kind] || DEAD_END_TEXT.stalemate;
+    const title = t(titleKey);
+    const text = t(textKey, { count: state.progress_total });
     this.dialog.dataset.kind = kind;
     document.getElementById("dlg-end-title").textContent = title;
     document.getElementById("end-text").textContent = text;
     const stats = document.getElementById("end-stats");
     stats.replaceChildren(
       ...[
-        ["Score", state.score],
-        ["Moves", state.moves],
-        ["Time", formatTime(state.elapsed_ms)],
-        ["Cleared", `${state.progress} / ${state.progress_total}`],
+        [t("info.score"), formatNumber(state.score)],
+        [t("info.moves"), formatNumber(state.moves)],
+        [t("info.time"), formatTime(state.elapsed_ms)],
+        [t("info.cleared"), t("info.progress", { done: state.progress, total: state.progress_total })],
       ].map(([k, v]) => el("div", {}, el("dt", { text: k }), el("dd", { text: String(v) }))),
     );
     this.setRank(rankText || "");

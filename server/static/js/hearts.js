@@ -3,6 +3,7 @@
 // x is the card's centre in half-card widths and each row sits half a card lower, so a card's
 // left edge is x/2 card widths and its top row/2 card heights; later rows are drawn on top.
 
+import { shake } from "./animate.js";
 import { cardName, makeCard, sentence, setBack, setFace } from "./cards.js";
 import { t } from "./i18n.js";
 
@@ -107,6 +108,7 @@ export class HeartsBoard {
     el.classList.toggle("empty", n === 0);
     el.classList.toggle("redeal", n === 0 && board.waste_count > 0);
     count.textContent = String(n);
+    el.dataset.count = String(n);
     let label = t("hh.stock_draw", { count: n });
     if (n === 0) label = board.waste_count ? t("hh.stock_redeal", { count: board.waste_count }) : t("hh.stock_empty");
     el.setAttribute("aria-label", label);
@@ -128,6 +130,11 @@ export class HeartsBoard {
     if (!el || !this.el.contains(el)) return;
     if (el.dataset.loc === "waste" && !el.dataset.card) return;
     this.onAction({ type: "touch", at: el.dataset.loc }, el);
+  }
+
+  /** A refused touch: the card shakes, whether or not move errors are shown. */
+  refused(loc) {
+    if (loc) shake(this.elementFor(loc));
   }
 
   /** The focusable element for a location (for the keyboard shortcuts). */

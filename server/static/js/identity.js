@@ -28,6 +28,7 @@ export async function api(method, path, body, token) {
     const error = new Error((data && data.error && data.error.message) || `HTTP ${response.status}`);
     error.status = response.status;
     error.code = data && data.error && data.error.code;
+    error.reply = (data && data.error) || null;
     throw error;
   }
   return data;

@@ -1,6 +1,9 @@
 // The information bar: time (server elapsed_ms, counted on locally while the clock runs),
 // score, moves, progress and the deal's code.
 
+import { gameName } from "./dailies.js";
+import { formatNumber, t } from "./i18n.js";
+
 const GAP_CAP_MS = 60000; // the server charges at most a minute between two actions
 
 export function formatTime(ms) {
@@ -28,10 +31,10 @@ export class InfoBar {
     this.base = state.elapsed_ms || 0;
     this.since = performance.now();
     this.running = Boolean(state.clock_running) && state.status !== "won";
-    this.score.textContent = String(state.score);
-    this.moves.textContent = String(state.moves);
-    this.progress.textContent = `${state.progress} / ${state.progress_total}`;
-    this.code.textContent = state.code || `${state.game}1-${state.variant} daily`; // a daily's code is sealed
+    this.score.textContent = formatNumber(state.score);
+    this.moves.textContent = formatNumber(state.moves);
+    this.progress.textContent = t("info.progress", { done: state.progress, total: state.progress_total });
+    this.code.textContent = gameName(state); // a daily's code is sealed: its family names it
     this.tick();
   }
 

@@ -7,9 +7,11 @@
 // so every rank shown is the server's.
 
 import { FAMILIES, dailyKey, parseDailyKey } from "./dailies.js";
+import { formatDate, formatNumber, i18nEvents, t } from "./i18n.js";
 import { api } from "./identity.js";
 import { formatTime } from "./infobar.js";
-import { el } from "./ui.js";
+import { errorText } from "./messages.js";
+import { el, labelOf, textOf } from "./ui.js";
 
 const CODE_RE = /^\s*[A-Za-z]{2}\d+-[A-Za-z0-9]+-[A-Za-z2-7]{7}\s*$/;
 const PAGE = 25;
@@ -31,7 +33,27 @@ function boardFields(key) {
 function messageKey(message) {
   return message.code || dailyKey(message.day, message.family);
 }
-const RESULTS = { won: "Won", resigned: "Gave up", expired: "Expired", stalemate: "Stalemate", stuck: "Stuck", lost: "No winning line" };
+const RESULTS = {
+  won: "result.won",
+  resigned: "result.resigned",
+  expired: "result.expired",
+  stalemate: "result.stalemate",
+  stuck: "result.stuck",
+  lost: "result.lost",
+};
+const COLUMNS = [
+  "boards.col.rank",
+  "boards.col.player",
+  "boards.col.result",
+  "boards.col.cleared",
+  "boards.col.moves",
+  "boards.col.time",
+  "boards.col.game",
+];
+
+function resultText(result) {
+  return RESULTS[result] ? t(RESULTS[result]) : result;
+}
 
 export class LeaderboardPage {
   constructor(app, dailies) {
@@ -45,6 +67,9 @@ export class LeaderboardPage {
     app.net.addEventListener("ready", () => this.resubscribe());
     app.net.addEventListener("push", (ev) => this.onPush(ev.detail));
     dailies.addEventListener("change", () => this.renderTabs());
+    i18nEvents.addEventListener("change", () => {
+      if (this.code && document.body.dataset.view === "boards") this.show(this.code);
+    });
   }
 
   dailyFor(family) {
@@ -52,20 +77,20 @@ export class LeaderboardPage {
   }
 
   build() {
-    this.title = el("h2", { id: "boards-title", text: "Leaderboards" });
-    this.tabs = el("nav", { class: "tabs", "aria-label": "Today's daily challenges" });
+    this.title = el("h2", { id: "boards-title", ...textOf("boards.title") });
+    this.tabs = el("nav", { class: "tabs", ...labelOf("boards.tabs") });
     this.form = el(
       "form",
       { class: "code-form", onsubmit: (ev) => this.onCodeForm(ev) },
-      el("label", { for: "board-code" }, "Any code"),
+      el("label", { for: "board-code", ...textOf("boards.any_code") }),
       el("input", { id: "board-code", name: "code", placeholder: "HH1-N-AAAAAAM", autocomplete: "off", spellcheck: "false" }),
-      el("button", { class: "btn", type: "submit" }, "Show leaderboard"),
+      el("button", { class: "btn", type: "submit", ...textOf("boards.show") }),
     );
     this.heading = el("h3", { id: "board-heading", "aria-live": "polite" });
     this.actions = el("div", { class: "row" });
-    this.table = el("table", { id: "board-table", "aria-labelledby": "board-heading" });
+    this.table = el("table", { id: "board-table", class: "folding", "aria-labelledby": "board-heading" });
     this.mine = el("p", { id: "board-mine", class: "muted" });
-    this.more = el("button", { class: "btn", type: "button", id: "board-more", hidden: true, onclick: () => this.loadMore() }, "Show more");
+    this.more = el("button", { class: "btn", type: "button", id: "board-more", hidden: true, onclick: () => this.loadMore(), ...textOf("boards.more") });
     this.section.append(this.title, this.tabs, this.form, this.heading, this.actions, this.table, this.more, this.mine);
   }
 
@@ -97,7 +122,7 @@ export class LeaderboardPage {
         href: `#board=${key}`,
         "aria-current": key === this.code ? "page" : null,
         dataset: { family: f.key },
-      }, `${f.label} daily`);
+      }, t(`family.${f.key}`));
     });
     this.tabs.replaceChildren(...tabs);
     this.tabs.hidden = !tabs.length;
@@ -107,7 +132,7 @@ export class LeaderboardPage {
     ev.preventDefault();
     const input = this.form.elements.code;
     if (!CODE_RE.test(input.value)) {
-      input.setCustomValidity("Type a code such as HH1-N-AAAAAAM");
+      input.setCustomValidity(t("new.code_invalid"));
       input.reportValidity();
       return;
     }
@@ -118,9 +143,9 @@ export class LeaderboardPage {
   async show(code) {
     this.renderTabs();
     if (!code) {
-      this.heading.textContent = "Today's challenges are loading…";
+      this.heading.textContent = t("boards.loading");
       this.dailies.load().then(() => this.show(this.defaultCode())).catch(() => {
-        this.heading.textContent = "Type a code to see its leaderboard";
+        this.heading.textContent = t("boards.type_code");
       });
       return;
     }
@@ -129,8 +154,8 @@ export class LeaderboardPage {
     this.code = code;
     this.renderTabs();
     const daily = parseDailyKey(code);
-    const known = daily && FAMILIES.find((f) => f.key === daily.family);
-    const label = daily ? `${known ? known.label : daily.family} daily · ${daily.day}` : code;
+    const day = daily ? formatDate(`${daily.day}T12:00:00Z`, { dateStyle: "long", timeZone: "UTC" }) : "";
+    const label = daily ? t("boards.heading_daily", { family: t(`family.${daily.family}`), day }) : t("boards.heading_code", { code });
     this.heading.textContent = label;
     this.section.dataset.code = code;
     this.renderActions(code);
@@ -145,8 +170,8 @@ export class LeaderboardPage {
       return;
     }
     this.actions.replaceChildren(
-      el("a", { class: "btn primary", href: `#code=${code}` }, "Play this code"),
-      el("button", { class: "btn", type: "button", onclick: () => this.app.races.openRace({ code }) }, "Race on this code"),
+      el("a", { class: "btn primary", href: `#code=${code}`, ...textOf("boards.play_code") }),
+      el("button", { class: "btn", type: "button", onclick: () => this.app.races.openRace({ code }), ...textOf("boards.race_code") }),
     );
   }
 
@@ -210,9 +235,9 @@ export class LeaderboardPage {
     }
     try {
       const body = await api("GET", `${boardPath(this.code)}/players/${me}?radius=0`);
-      this.mine.textContent = `Your rank: #${body.rank} (${describe(body.entry)})`;
+      this.mine.textContent = t("boards.your_rank", { rank: body.rank, result: describe(body.entry) });
     } catch {
-      this.mine.textContent = "You have no result on this code yet.";
+      this.mine.textContent = t("boards.no_result");
     }
   }
 
@@ -239,10 +264,10 @@ export class LeaderboardPage {
   render(entries, cursor = null) {
     this.rowCount = entries.length;
     this.setCursor(cursor);
-    const head = el("thead", {}, el("tr", {}, ...["Rank", "Player", "Result", "Cleared", "Moves", "Time", ""].map((h) => el("th", { scope: "col" }, h))));
+    const head = el("thead", {}, el("tr", {}, ...COLUMNS.map((key) => el("th", { scope: "col" }, t(key)))));
     const rows = entries.map((entry) => this.row(entry));
     const body = el("tbody", {}, ...rows);
-    if (!rows.length) body.append(el("tr", {}, el("td", { colspan: "7", class: "muted" }, "No results yet: be the first.")));
+    if (!rows.length) body.append(el("tr", {}, el("td", { colspan: "7", class: "muted" }, t("boards.empty"))));
     this.table.replaceChildren(head, body);
     this.flash = null;
   }
@@ -252,23 +277,31 @@ export class LeaderboardPage {
     const tr = el(
       "tr",
       { class: [me ? "me" : "", this.flash === entry.player.id ? "flash" : ""].join(" ").trim() || null, dataset: { player: entry.player.id, rank: String(entry.rank) } },
-      el("td", {}, `#${entry.rank}`),
-      el("td", {}, entry.player.name, me ? " (you)" : ""),
-      el("td", {}, RESULTS[entry.result] || entry.result),
-      el("td", {}, String(entry.progress)),
-      el("td", {}, String(entry.moves)),
-      el("td", {}, formatTime(entry.elapsed_ms)),
-      el("td", {}, el("a", { href: `#game=${entry.game_id}` }, "View")),
+      cell("boards.col.rank", `#${entry.rank}`),
+      cell("boards.col.player", entry.player.name, me ? t("common.you_suffix") : ""),
+      cell("boards.col.result", resultText(entry.result)),
+      cell("boards.col.cleared", formatNumber(entry.progress)),
+      cell("boards.col.moves", formatNumber(entry.moves)),
+      cell("boards.col.time", formatTime(entry.elapsed_ms)),
+      cell(
+        "boards.col.game",
+        el("a", { href: `#game=${entry.game_id}`, "aria-label": t("boards.view_game", { name: entry.player.name }) }, t("boards.view")),
+      ),
     );
     return tr;
   }
 
   showError(error) {
     this.table.replaceChildren();
-    this.mine.textContent = error.message || "This leaderboard could not be loaded";
+    this.mine.textContent = errorText(error, "boards.failed");
   }
 }
 
 function describe(entry) {
-  return `${RESULTS[entry.result] || entry.result}, ${entry.progress} cleared, ${entry.moves} moves, ${formatTime(entry.elapsed_ms)}`;
+  return [resultText(entry.result), `${t("info.cleared")} ${formatNumber(entry.progress)}`, `${t("info.moves")} ${formatNumber(entry.moves)}`, formatTime(entry.elapsed_ms)].join(", ");
+}
+
+/** A table cell that names its column, for the folded (phone) layout of app.css. */
+export function cell(columnKey, ...children) {
+  return el("td", { "data-label": t(columnKey) }, ...children);
 }

@@ -1,17 +1,19 @@
 // Boot: identity, connection, the game session and the views, driven by the address's fragment.
 
 import { boardOf, gameName } from "./dailies.js";
-import { EndDialog, NewGameDialog, SettingsDialog, ShareDialog } from "./dialogs.js";
-import { initI18n } from "./i18n.js";
+import { confirmGiveUp, EndDialog, NewGameDialog, SettingsDialog, ShareDialog } from "./dialogs.js";
+import { i18nEvents, initI18n, t } from "./i18n.js";
 import { createPlayer, ensurePlayer, rememberName, rename } from "./identity.js";
 import { typingIn } from "./keys.js";
+import { errorText } from "./messages.js";
 import { Net, socketUrl } from "./net.js";
 import { PlayView } from "./play.js";
 import { linkTo, parseHash, replaceHash } from "./router.js";
 import { GameSession } from "./session.js";
 import { Settings } from "./settings.js";
 import { SolutionDialog } from "./solution.js";
-import { showConnection, toast } from "./ui.js";
+import { sounds } from "./sound.js";
+import { hideToast, showConnection, toast } from "./ui.js";
 
 const LAST_GAME = "solitaire.lastGame";
 
@@ -30,8 +32,17 @@ class App {
       endDialog: this.endDialog,
       rankFor: null,
       onSolution: (info) => this.showSolution(info),
+      onGiveUp: () => this.giveUp(),
     });
-    this.newGame = new NewGameDialog({ onStart: (fields) => this.start(fields), dailies: (key) => this.dailyFor(key) });
+    this.newGame = new NewGameDialog({
+      onStart: (fields) => this.start(fields),
+      dailies: (key) => this.dailyFor(key),
+      settings: this.settings,
+    });
+    sounds.setEnabled(this.settings.get("sound"));
+    this.settings.addEventListener("change", (ev) => {
+      if (ev.detail.name === "sound") sounds.setEnabled(ev.detail.value);
+    });
     this.share = new ShareDialog();
     this.settingsDialog = new SettingsDialog({
       settings: this.settings,
@@ -48,10 +59,15 @@ class App {
     this.session.addEventListener("state", (ev) => this.onGameState(ev.detail));
     this.session.addEventListener("lost", () => this.onGameLost());
     window.addEventListener("hashchange", () => this.route());
+    i18nEvents.addEventListener("change", () => this.relabel());
     document.addEventListener("keydown", (ev) => this.onKey(ev));
     document.getElementById("btn-new").addEventListener("click", () => this.newGame.show({ game: this.play.kind }));
     document.getElementById("btn-settings").addEventListener("click", () => this.settingsDialog.show());
-    document.getElementById("btn-help").addEventListener("click", () => document.getElementById("dlg-help").showModal());
+    document.getElementById("btn-help").addEventListener("click", () => this.showHelp());
+    document.getElementById("dlg-help").addEventListener("click", (ev) => {
+      const tab = ev.target.closest("[data-help]");
+      if (tab) this.showHelpPage(tab.dataset.help);
+    });
     document.getElementById("btn-share").addEventListener("click", () => this.openShare());
   }
 
@@ -81,10 +97,11 @@ class App {
       return;
     }
     showConnection("failed");
-    toast(detail.message || "The server refused the connection", { kind: "error", ms: 10000 });
+    toast(t("error.connection_refused"), { kind: "error", ms: 10000 });
   }
 
   async route() {
+    hideToast(); // a message belongs to the page it was shown on
     const { view, value } = parseHash();
     for (const ext of this.extensions) {
       const shown = ext.route ? ext.route(view, value) : null;
@@ -101,12 +118,13 @@ class App {
       else if (!this.session.gameId || !this.session.isOwner) await this.resumeLast();
       else replaceHash("game", this.session.gameId);
     } catch (error) {
-      toast(error.message || "That game could not be opened", { kind: "error" });
+      toast(errorText(error, "error.open_failed"), { kind: "error" });
       if (!this.session.gameId) this.newGame.show();
     }
   }
 
   showView(name) {
+    if (document.body.dataset.view && document.body.dataset.view !== name) hideToast(); // its page is gone
     for (const section of document.querySelectorAll("main > .view")) {
       section.hidden = section.id !== `view-${name}`;
     }
@@ -155,22 +173,53 @@ class App {
 
   onGameState({ info, role }) {
     if (role === "owner") localStorage.setItem(LAST_GAME, info.id);
-    document.title = `${gameName(info)} · Solitaire`;
+    this.relabel();
+  }
+
+  /** Texts that are not marked in the page: the title, the connection line. */
+  relabel() {
+    const info = this.session.info;
+    document.title = info ? `${gameName(info)} · ${t("app.name")}` : t("app.title");
+    showConnection(document.getElementById("conn").dataset.state || "connecting");
+    this.newGame.sync();
+  }
+
+  /** Give up the game on screen, after asking (it counts on the leaderboard as given up). */
+  async giveUp() {
+    if (!this.session.isOwner || !this.play.canPlay) return;
+    if (!(await confirmGiveUp())) return;
+    try {
+      await this.session.resign();
+    } catch (error) {
+      toast(errorText(error), { kind: "error" });
+    }
   }
 
   onGameLost() {
     localStorage.removeItem(LAST_GAME);
     this.play.clear();
-    toast("That game is no longer on the server: start a new one", { kind: "error", ms: 6000 });
+    toast(t("error.game_gone"), { kind: "error", ms: 6000 });
     this.newGame.show();
   }
 
   onEndChoice(choice) {
     if (choice === "undo") this.play.undo();
-    else if (choice === "resign") this.session.resign().catch((error) => toast(error.message, { kind: "error" }));
+    else if (choice === "resign") this.session.resign().catch((error) => toast(errorText(error), { kind: "error" }));
     else if (choice === "new") this.newGame.show({ game: this.play.kind });
     else if (choice === "board") location.hash = `board=${boardOf(this.session.info)}`;
     else if (choice === "solution") this.showSolution(this.session.info);
+  }
+
+  /** The help: the rules of the game on screen first, the other game and the keys a tab away. */
+  showHelp() {
+    this.showHelpPage(this.play.kind || "HH");
+    const dialog = document.getElementById("dlg-help");
+    if (!dialog.open) dialog.showModal();
+  }
+
+  showHelpPage(name) {
+    for (const page of document.querySelectorAll("[data-help-page]")) page.hidden = page.dataset.helpPage !== name;
+    for (const tab of document.querySelectorAll("[data-help]")) tab.setAttribute("aria-pressed", String(tab.dataset.help === name));
   }
 
   showSolution(info) {
@@ -226,7 +275,7 @@ class App {
       this.newGame.show({ game: this.play.kind });
     } else if (key === "?") {
       ev.preventDefault();
-      document.getElementById("dlg-help").showModal();
+      this.showHelp();
     }
   }
 }
@@ -242,6 +291,13 @@ async function boot() {
   const home = await import("./home.js").catch(() => null);
   if (home) home.install(app);
   app.run();
+  registerServiceWorker();
+}
+
+/** The service worker (sw.js) keeps the client's own files for the next visit; play needs the server. */
+function registerServiceWorker() {
+  if (!("serviceWorker" in navigator)) return;
+  navigator.serviceWorker.register("sw.js").catch(() => {}); // an old browser or private mode: no cache
 }
 
 boot();

@@ -1,18 +1,27 @@
 // The game view: draws the board for the session's state and turns input into actions.
 
+import { Animator } from "./animate.js";
 import { cardName } from "./cards.js";
 import { HeartsBoard } from "./hearts.js";
+import { i18nEvents, t } from "./i18n.js";
 import { InfoBar } from "./infobar.js";
 import { moveFocus } from "./keys.js";
+import { errorText, placeName, refusalText } from "./messages.js";
 import { SeahavenBoard } from "./seahaven.js";
+import { sounds } from "./sound.js";
 import { say, toast } from "./ui.js";
 
 const DEAD_ENDS = new Set(["stalemate", "stuck", "lost"]);
-export const LOST_TEXT = "No winning line remains from here — undo or start a new game.";
+const BANNERS = {
+  stalemate: "status.stalemate",
+  stuck: "status.stuck",
+  lost: "status.lost",
+  resigned: "status.resigned",
+};
 const OPEN_STATUSES = new Set(["playing", ...DEAD_ENDS]);
 
 export class PlayView {
-  constructor({ session, settings, endDialog, rankFor, onSolution }) {
+  constructor({ session, settings, endDialog, rankFor, onSolution, onGiveUp }) {
     this.session = session;
     this.settings = settings;
     this.endDialog = endDialog;
@@ -21,6 +30,9 @@ export class PlayView {
     this.root = document.getElementById("board");
     this.banner = document.getElementById("banner");
     this.undoButton = document.getElementById("btn-undo");
+    this.giveUpButton = document.getElementById("btn-give-up");
+    this.animator = new Animator(this.root);
+    this.previous = null;
     this.info = new InfoBar();
     this.board = null;
     this.kind = null;
@@ -30,6 +42,8 @@ export class PlayView {
     session.addEventListener("refused", (ev) => this.onRefused(ev.detail));
     settings.addEventListener("change", () => this.redraw());
     this.undoButton.addEventListener("click", () => this.undo());
+    this.giveUpButton.addEventListener("click", () => onGiveUp && onGiveUp());
+    i18nEvents.addEventListener("change", () => this.relabel());
     this.solutionButton.addEventListener("click", () => onSolution && onSolution(this.session.info));
     new ResizeObserver(() => this.fit()).observe(this.root);
     this.root.addEventListener("keydown", (ev) => this.onBoardKey(ev));
@@ -41,13 +55,27 @@ export class PlayView {
   }
 
   onState({ state, info, role, cause }) {
+    const started = performance.now();
+    this.drawState({ state, info, role, cause });
+    // How long a new position takes to draw and start its motion (read by the browser tests).
+    performance.measure("solitaire:draw", { start: started });
+  }
+
+  drawState({ state, info, role, cause }) {
+    const fresh = cause === "new" || cause === "open";
+    this.previous = fresh ? null : this.current;
+    this.current = state;
     this.ensureBoard(state.game);
+    // Where every card is now, so that the new position can glide from there (animate.js).
+    const before = fresh || cause === "resume" ? null : this.animator.measure();
     this.draw(state);
+    if (before) this.animator.play(before, { undo: this.lastActionWasUndo });
+    this.lastActionWasUndo = false;
     this.info.show(state);
     this.undoButton.disabled = !this.canPlay || state.undo_depth === 0;
+    this.giveUpButton.hidden = !this.canPlay;
     this.solutionButton.hidden = !isFinished(info, state);
     this.showBanner(state, info, role);
-    const fresh = cause === "new" || cause === "open";
     if (fresh) this.lastStatus = state.status;
     else this.statusChanged(state);
     this.lastStatus = state.status;
@@ -102,13 +130,20 @@ export class PlayView {
     if (this.session.state) this.draw(this.session.state);
   }
 
+  /** Texts drawn from the state again in the new language (the board's labels, the banner). */
+  relabel() {
+    if (!this.session.state) return;
+    if (this.board) this.board.destroy(); // built with the old language's labels: build it again
+    this.board = null;
+    this.ensureBoard(this.session.state.game);
+    this.redraw();
+    this.showBanner(this.session.state, this.session.info, this.session.role);
+  }
+
   showBanner(state, info, role) {
     let text = "";
-    if (role === "spectator") text = `Watching ${info.owner.name}'s game live`;
-    else if (state.status === "stalemate") text = "No more possible moves: undo, or start a new game.";
-    else if (state.status === "stuck") text = "Stuck: no card can move. Undo, or start a new game.";
-    else if (state.status === "lost") text = LOST_TEXT;
-    else if (state.status === "resigned") text = "This game was given up.";
+    if (role === "spectator") text = t("status.watching", { name: info.owner.name });
+    else if (BANNERS[state.status]) text = t(BANNERS[state.status]);
     this.banner.hidden = !text;
     this.banner.textContent = text;
     this.banner.dataset.kind = role === "spectator" ? "watch" : DEAD_ENDS.has(state.status) ? "dead-end" : "info";
@@ -117,13 +152,17 @@ export class PlayView {
   statusChanged(state) {
     if (state.status === this.lastStatus) return;
     if (!this.session.isOwner) {
-      if (state.status === "won") say(`${this.session.info.owner.name} won`);
-      if (state.status === "lost") say(`${this.session.info.owner.name}'s game has no winning line left`);
+      if (state.status === "won") say(t("status.other_won", { name: this.session.info.owner.name }));
+      if (state.status === "lost") say(t("status.other_lost", { name: this.session.info.owner.name }));
       return;
     }
-    if (state.status === "lost") say(LOST_TEXT); // it arrives on its own, after the move
-    if (state.status === "resigned") say("You gave up this game. Show a solution tells whether it could be won.");
-    if (state.status === "won") this.showEnd(state, "won");
+    if (state.status === "lost") say(t("status.lost")); // it arrives on its own, after the move
+    if (state.status === "resigned") say(t("status.you_resigned"));
+    if (state.status === "won") {
+      sounds.play("win");
+      this.animator.celebrate();
+      this.showEnd(state, "won");
+    }
     else if (DEAD_ENDS.has(state.status)) this.showEnd(state, state.status);
     else if (DEAD_ENDS.has(this.lastStatus)) this.endDialog.close();
   }
@@ -133,14 +172,14 @@ export class PlayView {
     const canBoard = Boolean(this.rankFor);
     this.endDialog.show({ state, kind, rankText: "", canBoard });
     if (kind !== "won" || !this.rankFor) return;
-    this.endDialog.setRank("Looking up your rank…");
+    this.endDialog.setRank(t("end.rank_loading"));
     const text = await this.rankFor(this.session.info, state).catch(() => null);
     this.endDialog.setRank(text || "");
   }
 
   act(action) {
     if (!this.canPlay) {
-      if (!this.session.isOwner && this.session.state) this.notice("You are watching: this game is not yours to play", true);
+      if (!this.session.isOwner && this.session.state) this.notice(t("status.not_yours"), true);
       return Promise.resolve(null);
     }
     return this.session.act(action);
@@ -153,18 +192,34 @@ export class PlayView {
 
   undo() {
     if (!this.canPlay || this.session.state.undo_depth === 0) return;
+    this.lastActionWasUndo = true;
     this.act({ type: "undo" });
   }
 
   onOutcome({ action, outcome }) {
-    if (outcome.reason && this.settings.get("moveErrors")) toast(outcome.reason, { kind: "error" });
+    if (outcome.reason) {
+      // HH-16: another rank was touched; it is the new selection. Worded as the refusal it
+      // explains, from the cards on screen (the earlier selection and the touched card).
+      const select = (outcome.events || []).find((event) => event.kind === "select");
+      const first = selectedCard(this.previous);
+      const text = first && select ? refusalText("rank_mismatch", { first, second: select.card }) : t("refusal.rank_mismatch_plain");
+      if (this.settings.get("moveErrors")) toast(text, { kind: "error" });
+      this.board.refused(select ? select.at : null);
+      sounds.play("error");
+      say(text);
+      return;
+    }
+    playSound(outcome);
     const text = describeOutcome(action, outcome);
     if (text) say(text);
   }
 
-  onRefused({ error }) {
-    const message = error.message || "That is not allowed";
+  onRefused({ error, action }) {
+    const message = errorText(error, "status.refused");
     if (this.settings.get("moveErrors")) toast(message, { kind: "error" });
+    // Feedback even with move errors off: the card shakes (a drag glides back in drag.js).
+    if (this.board) this.board.refused(action && (action.at || action.from || action.a));
+    sounds.play("error");
     say(message);
   }
 
@@ -213,6 +268,7 @@ export class PlayView {
     this.info.clear();
     this.banner.hidden = true;
     this.undoButton.disabled = true;
+    this.giveUpButton.hidden = true;
     this.solutionButton.hidden = true;
     for (const key of ["seq", "status", "role", "gameId", "game"]) delete this.root.dataset[key];
   }
@@ -227,21 +283,34 @@ export function isFinished(info, state) {
 
 function describeOutcome(action, outcome) {
   for (const event of outcome.events || []) {
-    if (event.kind === "won") return "You won!";
-    if (event.kind === "pair") return `Pair removed: ${event.cards.map((c) => cardName(c.card)).join(" and ")}, ${event.points} points`;
-    if (event.kind === "draw") return `Drew ${cardName(event.card)}`;
-    if (event.kind === "redeal") return "The waste was turned over into the stock";
-    if (event.kind === "select") return `Selected ${cardName(event.card)}`;
-    if (event.kind === "deselect") return "Selection cleared";
-    if (event.kind === "undo") return "Undone";
-    if (event.kind === "move") return `Moved ${event.cards.map(cardName).join(", ")} to ${placeName(event.to)}`;
+    if (event.kind === "won") return t("say.won");
+    if (event.kind === "pair") {
+      const [first, second] = event.cards.map((c) => cardName(c.card));
+      return t("say.pair", { first, second, points: event.points });
+    }
+    if (event.kind === "draw") return t("say.draw", { card: cardName(event.card) });
+    if (event.kind === "redeal") return t("say.redeal");
+    if (event.kind === "select") return t("say.select", { card: cardName(event.card) });
+    if (event.kind === "deselect") return t("say.deselect");
+    if (event.kind === "undo") return t("say.undo");
+    if (event.kind === "move") return t("say.move", { cards: event.cards.map((c) => cardName(c)).join(", "), place: placeName(event.to) });
   }
-  return action.type === "undo" ? "Undone" : "";
+  return action.type === "undo" ? t("say.undo") : "";
 }
 
-function placeName(loc) {
-  const [kind, n] = loc.split(":");
-  if (kind === "col") return `column ${n}`;
-  if (kind === "cell") return `cell ${n}`;
-  return "the foundation";
+/** The sound of an accepted action's outcome (sound.js plays nothing unless switched on). */
+function playSound(outcome) {
+  const kinds = (outcome.events || []).map((event) => event.kind);
+  if (kinds.includes("won")) return;
+  if (kinds.includes("pair")) sounds.play("pair");
+  else if (kinds.some((kind) => ["move", "draw", "redeal", "undo"].includes(kind))) sounds.play("move");
+}
+
+/** The card selected in a Heart to Heart state (heart position or waste), or null. */
+function selectedCard(state) {
+  const board = state && state.board;
+  if (!board || !board.selection) return null;
+  if (board.selection === "waste") return board.waste_top;
+  const slot = board.heart.find((entry) => `heart:${entry.pos}` === board.selection);
+  return slot ? slot.card : null;
 }

@@ -4,20 +4,41 @@
 // race_update (the whole race: joins, countdown, start, finish), race_progress (one racer) and,
 // for each racer, race_started with their own game, which the page then plays.
 
-import { formatTime } from "./infobar.js";
+import { gameName } from "./dailies.js";
+import { currentLang, formatNumber, i18nEvents, t } from "./i18n.js";
 import { api } from "./identity.js";
+import { formatTime } from "./infobar.js";
+import { cell } from "./leaderboard.js";
+import { errorText } from "./messages.js";
 import { linkTo, replaceHash } from "./router.js";
-import { copyText, el, toast } from "./ui.js";
+import { copyText, el, labelOf, textOf, toast } from "./ui.js";
 
 const CODE_RE = /^\s*[A-Za-z]{2}\d+-[A-Za-z0-9]+-[A-Za-z2-7]{7}\s*$/;
 const STATUS_TEXT = {
-  open: "Waiting for racers",
-  countdown: "Starting…",
-  running: "Running",
-  finished: "Finished",
-  cancelled: "Cancelled",
+  countdown: "races.status.countdown",
+  running: "races.status.running",
+  finished: "races.status.finished",
+  cancelled: "races.status.cancelled",
 };
-const RACER_STATUS = { waiting: "waiting", playing: "playing", won: "won", resigned: "gave up", expired: "expired", stalemate: "stalemate", stuck: "stuck", lost: "no winning line" };
+const RACER_STATUS = {
+  waiting: "races.racer.waiting",
+  playing: "races.racer.playing",
+  won: "races.racer.won",
+  resigned: "races.racer.resigned",
+  expired: "races.racer.expired",
+  stalemate: "races.racer.stalemate",
+  stuck: "races.racer.stuck",
+  lost: "races.racer.lost",
+};
+const COLUMNS = [
+  "races.col.place",
+  "races.col.racer",
+  "races.col.status",
+  "races.col.progress",
+  "races.col.moves",
+  "races.col.time",
+  "races.col.watch",
+];
 
 export class RacePages {
   constructor(app, dailies) {
@@ -36,6 +57,10 @@ export class RacePages {
     app.net.addEventListener("ready", () => this.refollow());
     app.net.addEventListener("push", (ev) => this.onPush(ev.detail));
     app.session.addEventListener("state", (ev) => this.onGameState(ev.detail.info));
+    i18nEvents.addEventListener("change", () => {
+      this.render();
+      this.renderStrip();
+    });
     this.resultsDialog.addEventListener("close", () => {
       if (this.resultsDialog.returnValue === "race" && this.race) location.hash = `race=${this.race.id}`;
     });
@@ -66,47 +91,47 @@ export class RacePages {
     const open = el(
       "form",
       { id: "race-open-form", onsubmit: (ev) => this.onOpenForm(ev) },
-      el("label", { for: "race-game" }, "Game"),
+      el("label", { for: "race-game", ...textOf("races.game") }),
       el(
         "select",
         { id: "race-game", name: "game" },
-        el("option", { value: "HH:N" }, "Heart to Heart"),
-        el("option", { value: "SH:C4" }, "Seahaven Easy (4 cells)"),
-        el("option", { value: "SH:C2" }, "Seahaven Medium (2 cells)"),
-        el("option", { value: "SH:C1" }, "Seahaven Hard (1 cell)"),
+        el("option", { value: "HH:N", ...textOf("family.HH1-N") }),
+        el("option", { value: "SH:C4", ...textOf("family.SH1-C4") }),
+        el("option", { value: "SH:C2", ...textOf("family.SH1-C2") }),
+        el("option", { value: "SH:C1", ...textOf("family.SH1-C1") }),
       ),
-      el("label", { for: "race-code" }, "or a code"),
-      el("input", { id: "race-code", name: "code", placeholder: "optional", autocomplete: "off", spellcheck: "false" }),
-      el("button", { class: "btn primary", type: "submit" }, "Open a race"),
+      el("label", { for: "race-code", ...textOf("races.or_code") }),
+      el("input", { id: "race-code", name: "code", "data-i18n-placeholder": "races.optional", placeholder: t("races.optional"), autocomplete: "off", spellcheck: "false" }),
+      el("button", { class: "btn primary", type: "submit", ...textOf("races.open") }),
     );
     this.current = el("button", { class: "btn", type: "button", id: "race-current", hidden: true });
     const join = el(
       "form",
       { id: "race-join-form", onsubmit: (ev) => this.onLinkForm(ev, "race") },
-      el("label", { for: "race-link" }, "Race link or id"),
+      el("label", { for: "race-link", ...textOf("races.link") }),
       el("input", { id: "race-link", name: "link", placeholder: "…/#race=r_…", autocomplete: "off" }),
-      el("button", { class: "btn", type: "submit" }, "Go to race"),
+      el("button", { class: "btn", type: "submit", ...textOf("races.go") }),
     );
     const watch = el(
       "form",
       { id: "watch-form", onsubmit: (ev) => this.onLinkForm(ev, "game") },
-      el("label", { for: "watch-link" }, "Game link or id"),
+      el("label", { for: "watch-link", ...textOf("races.game_link") }),
       el("input", { id: "watch-link", name: "link", placeholder: "…/#game=g_…", autocomplete: "off" }),
-      el("button", { class: "btn", type: "submit" }, "Watch live"),
+      el("button", { class: "btn", type: "submit", ...textOf("races.watch") }),
     );
     this.lobby = el(
       "div",
       { id: "race-lobby" },
-      el("h2", { id: "races-title" }, "Races"),
-      el("p", { class: "muted" }, "Everyone in a race plays the same deal from the same moment. Open a race, send its link to your friends, and start when they are in."),
+      el("h2", { id: "races-title", ...textOf("races.title") }),
+      el("p", { class: "muted", ...textOf("races.intro") }),
       open,
       el("div", { class: "row" }, this.current),
-      el("h3", {}, "Join a race"),
+      el("h3", { ...textOf("races.join_title") }),
       join,
-      el("h3", {}, "Watch any game"),
-      el("p", { class: "muted" }, "Paste the link someone shared with Share → watch, or pick a game being played now."),
+      el("h3", { ...textOf("races.watch_title") }),
+      el("p", { class: "muted", ...textOf("races.watch_intro") }),
       watch,
-      el("h3", {}, "Being played now"),
+      el("h3", { ...textOf("races.live_title") }),
       this.liveList,
     );
     this.section.append(this.lobby);
@@ -119,7 +144,7 @@ export class RacePages {
     const state = this.app.session.state;
     this.current.hidden = !state || !state.code; // a daily's code is sealed: no race on it
     if (state && state.code) {
-      this.current.textContent = `Race on the deal on screen (${state.code})`;
+      this.current.textContent = t("races.current", { code: state.code });
       this.current.onclick = () => this.openRace({ code: state.code });
     }
   }
@@ -136,18 +161,18 @@ export class RacePages {
       el(
         "li",
         {},
-        el("a", { href: linkTo("game", g.id), class: "live-game" }, `${g.owner.name} · ${g.code || "daily"}`),
-        el("span", { class: "muted" }, ` ${g.moves} moves, ${g.progress} cleared${g.race_id ? " · racing" : ""}`),
+        el("a", { href: linkTo("game", g.id), class: "live-game" }, `${g.owner.name} · ${gameName(g)}`),
+        el("span", { class: "muted" }, ` ${t("races.live_game", { moves: g.moves, progress: g.progress, count: g.moves })}${g.race_id ? t("races.racing") : ""}`),
       ),
     );
-    this.liveList.replaceChildren(...(rows.length ? rows : [el("li", { class: "muted" }, "Nobody is playing right now.")]));
+    this.liveList.replaceChildren(...(rows.length ? rows : [el("li", { class: "muted" }, t("races.nobody"))]));
   }
 
   async onOpenForm(ev) {
     ev.preventDefault();
     const code = ev.target.elements.code.value;
     if (code.trim() && !CODE_RE.test(code)) {
-      toast("Type a code such as HH1-N-AAAAAAM, or leave it empty for a random deal", { kind: "error" });
+      toast(t("races.bad_code"), { kind: "error" });
       return;
     }
     const [game, variant] = ev.target.elements.game.value.split(":");
@@ -159,7 +184,7 @@ export class RacePages {
     const text = ev.target.elements.link.value.trim();
     const match = text.match(new RegExp(`${key}=([\\w-]+)`)) || text.match(/^([rg]_[\w-]+)$/);
     if (!match) {
-      toast(key === "race" ? "Paste a race link (…/#race=r_…)" : "Paste a game link (…/#game=g_…)", { kind: "error" });
+      toast(key === "race" ? t("races.bad_race_link") : t("races.bad_game_link"), { kind: "error" });
       return;
     }
     location.hash = `${key}=${match[1]}`;
@@ -172,7 +197,7 @@ export class RacePages {
       this.adopt(reply);
       location.hash = `race=${reply.race.id}`;
     } catch (error) {
-      toast(error.message || "The race could not be opened", { kind: "error" });
+      toast(errorText(error, "races.open_failed"), { kind: "error" });
     }
   }
 
@@ -185,11 +210,11 @@ export class RacePages {
       this.render();
       return;
     }
-    this.detail.replaceChildren(el("p", { class: "muted" }, "Loading the race…"));
+    this.detail.replaceChildren(el("p", { class: "muted" }, t("races.loading")));
     try {
       await this.follow(raceId);
     } catch (error) {
-      this.detail.replaceChildren(el("p", { class: "error" }, error.message || "No such race"));
+      this.detail.replaceChildren(el("p", { class: "error" }, error.code === "not_found" ? t("races.no_such") : errorText(error, "races.no_such")));
     }
   }
 
@@ -218,7 +243,7 @@ export class RacePages {
       const reply = await this.app.net.request("race_join", { race_id: this.race.id });
       this.adopt(reply);
     } catch (error) {
-      toast(error.message || "Could not join", { kind: "error" });
+      toast(errorText(error, "races.join_failed"), { kind: "error" });
     }
   }
 
@@ -228,7 +253,7 @@ export class RacePages {
       const reply = await this.app.net.request("race_start", { race_id: this.race.id, countdown_s: countdown });
       this.adopt(reply);
     } catch (error) {
-      toast(error.message || "Could not start", { kind: "error" });
+      toast(errorText(error, "races.start_failed"), { kind: "error" });
     }
   }
 
@@ -253,7 +278,7 @@ export class RacePages {
       if (this.app.session.gameId === gameId) await this.app.session.resign();
       else await this.app.net.request("resign", { game_id: gameId });
     } catch (error) {
-      toast(error.message || "Could not give up", { kind: "error" });
+      toast(errorText(error, "races.give_up_failed"), { kind: "error" });
     }
   }
 
@@ -313,7 +338,7 @@ export class RacePages {
     this.render();
     this.renderStrip();
     if (event === "finished" && !wasFinished && this.isRacer()) this.showResults();
-    if (event === "cancelled") toast("The race was cancelled by the player who opened it");
+    if (event === "cancelled") toast(t("races.cancelled"));
   }
 
   onProgress(racer) {
@@ -343,14 +368,14 @@ export class RacePages {
     const link = linkTo("race", race.id);
     this.section.dataset.raceStatus = race.status;
     const parts = [
-      el("h2", { id: "races-title" }, `Race on ${race.code}`),
+      el("h2", { id: "races-title" }, t("races.race_on", { code: race.code })),
       el("p", { class: "race-status", id: "race-status", role: "status" }, this.statusText()),
       el(
         "div",
         { class: "row" },
-        el("label", { class: "sr-only", for: "race-share" }, "Race link"),
+        el("label", { class: "sr-only", for: "race-share" }, t("races.race_link")),
         el("input", { id: "race-share", readonly: true, value: link }),
-        el("button", { class: "btn", type: "button", onclick: () => this.copyLink(link) }, "Copy link"),
+        el("button", { class: "btn", type: "button", onclick: () => this.copyLink(link) }, t("races.copy_link")),
       ),
       this.controls(inIt),
       racersTable(race, me, true),
@@ -363,24 +388,24 @@ export class RacePages {
     const race = this.race;
     const row = el("div", { class: "row" });
     if (!inIt && (race.status === "open" || race.status === "countdown")) {
-      row.append(el("button", { class: "btn primary", type: "button", id: "race-join", onclick: () => this.join() }, "Join this race"));
+      row.append(el("button", { class: "btn primary", type: "button", id: "race-join", onclick: () => this.join() }, t("races.join")));
     }
     if (this.role === "owner" && race.status === "open") {
       row.append(
-        el("label", { for: "race-countdown" }, "Countdown"),
-        el("select", { id: "race-countdown" }, ...[3, 5, 10, 30].map((s) => el("option", { value: String(s), selected: s === 5 }, `${s} s`))),
-        el("button", { class: "btn primary", type: "button", id: "race-start", onclick: () => this.start() }, "Start the race"),
+        el("label", { for: "race-countdown" }, t("races.countdown")),
+        el("select", { id: "race-countdown" }, ...[3, 5, 10, 30].map((s) => el("option", { value: String(s), selected: s === 5 }, t("races.seconds", { n: s })))),
+        el("button", { class: "btn primary", type: "button", id: "race-start", onclick: () => this.start() }, t("races.start")),
       );
     }
     if (inIt && (race.status === "open" || race.status === "countdown")) {
-      row.append(el("button", { class: "btn", type: "button", onclick: () => this.leave() }, this.role === "owner" ? "Cancel the race" : "Leave"));
+      row.append(el("button", { class: "btn", type: "button", onclick: () => this.leave() }, this.role === "owner" ? t("races.cancel") : t("races.leave")));
     }
     if (inIt && race.status === "running" && this.myGameId) {
-      row.append(el("a", { class: "btn primary", href: `#game=${this.myGameId}` }, "Back to my game"));
+      row.append(el("a", { class: "btn primary", href: `#game=${this.myGameId}` }, t("races.back")));
     }
     if (race.status === "finished" || race.status === "cancelled") {
-      row.append(el("a", { class: "btn", href: `#board=${race.code}` }, "Leaderboard"));
-      row.append(el("button", { class: "btn", type: "button", onclick: () => this.openRematch() }, "New race on this code"));
+      row.append(el("a", { class: "btn", href: `#board=${race.code}` }, t("races.leaderboard")));
+      row.append(el("button", { class: "btn", type: "button", onclick: () => this.openRematch() }, t("races.rematch")));
     }
     return row;
   }
@@ -391,12 +416,9 @@ export class RacePages {
 
   statusText() {
     const race = this.race;
-    if (race.status === "countdown") return `Starting in ${this.secondsLeft()}…`;
-    if (race.status === "open") {
-      const n = race.racers.length;
-      return `${STATUS_TEXT.open}: ${n} racer${n === 1 ? "" : "s"} in`;
-    }
-    return STATUS_TEXT[race.status] || race.status;
+    if (race.status === "countdown") return t("races.starting", { n: this.secondsLeft() });
+    if (race.status === "open") return t("races.waiting", { count: race.racers.length });
+    return STATUS_TEXT[race.status] ? t(STATUS_TEXT[race.status]) : race.status;
   }
 
   secondsLeft() {
@@ -417,7 +439,7 @@ export class RacePages {
 
   async copyLink(link) {
     const ok = await copyText(link);
-    toast(ok ? "Race link copied: send it to the other racers" : "Select the link and copy it");
+    toast(ok ? t("races.copied") : t("races.copy_failed"));
   }
 
   /** The compact progress strip above the board while playing a race game. */
@@ -432,7 +454,7 @@ export class RacePages {
     this.strip.replaceChildren(
       el("a", { href: `#race=${this.race.id}`, class: "race-status" }, this.statusText()),
       ...items,
-      ...(canGiveUp ? [el("button", { class: "btn", type: "button", id: "race-give-up", onclick: () => this.giveUp() }, "Give up")] : []),
+      ...(canGiveUp ? [el("button", { class: "btn", type: "button", id: "race-give-up", onclick: () => this.giveUp() }, t("play.give_up"))] : []),
     );
     this.tickCountdown();
   }
@@ -452,23 +474,23 @@ export class RacePages {
 }
 
 function racersTable(race, me, withWatch) {
-  const head = ["Place", "Racer", "Status", "Progress", "Moves", "Time", withWatch ? "" : null].filter((h) => h !== null);
+  const head = COLUMNS.filter((key) => withWatch || key !== "races.col.watch").map((key) => t(key));
   const rows = race.racers.map((r) =>
     el(
       "tr",
       { class: r.player.id === me ? "me" : null, dataset: { player: r.player.id, status: r.status, progress: String(r.progress) } },
-      el("td", {}, r.place ? ordinal(r.place) : "–"),
-      el("td", {}, r.player.name, r.player.id === me ? " (you)" : ""),
-      el("td", {}, RACER_STATUS[r.status] || r.status),
-      el("td", {}, progressBar(r)),
-      el("td", {}, String(r.moves)),
-      el("td", {}, formatTime(r.elapsed_ms)),
-      withWatch ? el("td", {}, r.game_id && r.player.id !== me ? el("a", { href: `#game=${r.game_id}` }, "Watch") : "") : null,
+      cell("races.col.place", r.place ? ordinal(r.place) : "–"),
+      cell("races.col.racer", r.player.name, r.player.id === me ? t("common.you_suffix") : ""),
+      cell("races.col.status", RACER_STATUS[r.status] ? t(RACER_STATUS[r.status]) : r.status),
+      cell("races.col.progress", progressBar(r)),
+      cell("races.col.moves", formatNumber(r.moves)),
+      cell("races.col.time", formatTime(r.elapsed_ms)),
+      withWatch ? cell("races.col.watch", r.game_id && r.player.id !== me ? el("a", { href: `#game=${r.game_id}` }, t("races.watch_link")) : "") : null,
     ),
   );
   return el(
     "table",
-    { class: "racers", "aria-label": "Racers" },
+    { class: "racers folding", ...labelOf("races.racers") },
     el("thead", {}, el("tr", {}, ...head.map((h) => el("th", { scope: "col" }, h)))),
     el("tbody", {}, ...rows),
   );
@@ -480,7 +502,7 @@ function progressBar(racer) {
   return el(
     "div",
     { class: "progress-cell" },
-    el("div", { class: "bar", role: "progressbar", "aria-valuemin": "0", "aria-valuemax": String(total), "aria-valuenow": String(racer.progress), "aria-label": `${racer.player.name}: ${racer.progress} of ${total}` }, el("span", { style: { width: `${pct}%` } })),
+    el("div", { class: "bar", role: "progressbar", "aria-valuemin": "0", "aria-valuemax": String(total), "aria-valuenow": String(racer.progress), "aria-label": t("races.progress_of", { name: racer.player.name, done: racer.progress, total }) }, el("span", { style: { width: `${pct}%` } })),
     el("span", {}, `${racer.progress}/${total}`),
   );
 }
@@ -494,7 +516,9 @@ function racerChip(racer, me) {
   );
 }
 
+/** A place in the race: 1st, 2nd (English ordinals through Intl.PluralRules); "1." in Hungarian. */
 function ordinal(n) {
-  const suffix = n % 100 >= 11 && n % 100 <= 13 ? "th" : { 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th";
+  if (currentLang() !== "en") return t("races.place", { n });
+  const suffix = { one: "st", two: "nd", few: "rd" }[new Intl.PluralRules("en", { type: "ordinal" }).select(n)] || "th";
   return `${n}${suffix}`;
 }

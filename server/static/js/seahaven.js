@@ -6,9 +6,11 @@
 // (a double tap would do the same, SH-16 tries the foundation first); otherwise the board waits
 // briefly for a second tap and sends `double_tap` with the count, or `tap` when none comes.
 
-import { cardName, makeCard, setFace, SUITS } from "./cards.js";
+import { shake } from "./animate.js";
+import { cardName, makeCard, sentence, setFace, suitName } from "./cards.js";
 import { DragController } from "./drag.js";
 import { setCardSize } from "./hearts.js";
+import { t } from "./i18n.js";
 
 const FOUNDATION_SUITS = ["S", "H", "D", "C"];
 const DOUBLE_TAP_MS = 320;
@@ -43,12 +45,13 @@ export class SeahavenBoard {
     this.el = document.createElement("div");
     this.el.className = "sh";
     const top = div("sh-top");
+    this.topRow = top;
     this.cellRow = div("cells");
     this.cellRow.setAttribute("role", "group");
-    this.cellRow.setAttribute("aria-label", "Cells");
+    this.cellRow.setAttribute("aria-label", t("sh.cells"));
     this.foundRow = div("foundations");
     this.foundRow.setAttribute("role", "group");
-    this.foundRow.setAttribute("aria-label", "Foundations");
+    this.foundRow.setAttribute("aria-label", t("sh.foundations"));
     this.foundSlots = FOUNDATION_SUITS.map((s) => this.makeSlot(`found:${s}`, this.foundRow, `found-${s}`));
     top.append(this.cellRow, this.foundRow);
     this.colRow = div("columns");
@@ -57,7 +60,7 @@ export class SeahavenBoard {
       const col = div("column");
       col.dataset.drop = `col:${i}`;
       col.setAttribute("role", "group");
-      col.setAttribute("aria-label", `Column ${i}`);
+      col.setAttribute("aria-label", t("sh.column", { n: i }));
       const slot = makeSlot(`col:${i}`);
       col.append(slot);
       this.colRow.append(col);
@@ -84,14 +87,37 @@ export class SeahavenBoard {
     while (this.cellSlots.length > n) this.cellSlots.pop().wrap.remove();
   }
 
+  /** Size the board to both the width and the height there is.
+   *
+   * Wide screens (and phones held sideways) get one row of ten columns. A narrow, tall screen
+   * (a phone in portrait) gets two rows of five columns under the cells and foundations, whose
+   * cards are sized on their own to fit their row of eight: ten columns side by side would leave
+   * cards some 35 px wide and most of the screen empty. */
   fit(width, height) {
     this.width = width;
     this.height = height;
-    const byWidth = width / (10 + 9 * GAP + 0.2);
-    const byHeight = height / (RATIO * 4.2 + 0.3);
-    this.cw = Math.max(22, Math.min(byWidth, byHeight, 120));
+    const portrait = width < 600 && height > width * 1.15;
+    this.el.classList.toggle("portrait", portrait);
     this.el.classList.toggle("narrow", width < 600);
-    setCardSize(this.el, this.cw);
+    if (portrait) {
+      const top = Math.min(width / (8 + 7 * GAP + 0.6), 90);
+      const rows = (height - top * RATIO - top * 0.5) / 2; // each row of five columns
+      const byWidth = width / (5 + 4 * GAP * 2 + 0.2);
+      const byHeight = rows / (RATIO * 2); // a column of five with a quarter of each card showing
+      this.cw = Math.max(22, Math.min(byWidth, byHeight, 120));
+      this.topCw = Math.min(top, this.cw);
+      setCardSize(this.el, this.cw);
+      setCardSize(this.topRow, this.topCw);
+    } else {
+      const byWidth = width / (10 + 9 * GAP + 0.2);
+      // Room for the top row and a column of about three card heights; on a short screen (a
+      // phone held sideways) a little less, since a growing column's overlap tightens anyway.
+      const byHeight = height / (RATIO * (height < 480 ? 3.6 : 4.2) + 0.3);
+      this.cw = Math.max(22, Math.min(byWidth, byHeight, 120));
+      this.topCw = this.cw;
+      setCardSize(this.el, this.cw);
+      for (const name of ["--cw", "--ch", "--fs"]) this.topRow.style.removeProperty(name);
+    }
     if (this.state) this.layoutColumns();
   }
 
@@ -139,10 +165,10 @@ export class SeahavenBoard {
     const { wrap, slot } = this.cellSlots[i];
     const loc = `cell:${i + 1}`;
     slot.hidden = Boolean(card);
-    slot.setAttribute("aria-label", `Cell ${i + 1}, free`);
+    slot.setAttribute("aria-label", t("sh.cell_empty", { n: i + 1 }));
     if (!card) return;
     seen.add(card);
-    this.placeCard(this.card(card), wrap, null, loc, 1, `${cardName(card)}, cell ${i + 1}`);
+    this.placeCard(this.card(card), wrap, null, loc, 1, sentence(t("sh.in_cell", { card: cardName(card), n: i + 1 })));
   }
 
   renderFoundation(i, suit, top, seen) {
@@ -150,11 +176,11 @@ export class SeahavenBoard {
     const loc = `found:${suit}`;
     slot.hidden = Boolean(top);
     slot.dataset.suit = suit;
-    slot.setAttribute("aria-label", `${cap(SUITS[suit].name)} foundation, empty`);
+    slot.setAttribute("aria-label", sentence(t("sh.found_empty", { suit: suitName(suit) })));
     if (!top) return;
     seen.add(top);
     const el = this.card(top);
-    this.placeCard(el, wrap, null, loc, 1, `${cardName(top)}, top of the ${SUITS[suit].name} foundation`);
+    this.placeCard(el, wrap, null, loc, 1, sentence(t("sh.found_top", { card: cardName(top), suit: suitName(suit) })));
     el.classList.remove("framed");
     // Cards below the top of a foundation are no longer shown.
     for (const other of [...wrap.querySelectorAll(".card")]) if (other !== el) other.remove();
@@ -164,7 +190,7 @@ export class SeahavenBoard {
     const { el: col, slot } = this.columns[i];
     const loc = `col:${i + 1}`;
     const run = (this.state.hints.runs || {})[loc] || 0;
-    slot.setAttribute("aria-label", `Column ${i + 1}, empty`);
+    slot.setAttribute("aria-label", t("sh.column_empty", { n: i + 1 }));
     slot.hidden = cards.length > 0;
     const mine = new Set(cards);
     for (const el of [...col.querySelectorAll(".card")]) {
@@ -174,11 +200,11 @@ export class SeahavenBoard {
       seen.add(card);
       const count = cards.length - k;
       const el = this.card(card);
-      const where = count === 1 ? "top" : count <= run ? `run of ${count}` : "covered";
+      const where = count === 1 ? t("sh.top") : count <= run ? t("sh.run", { count }) : t("card.covered");
       el.style.setProperty("--i", String(k));
       const before = col.children[k + 1] || null; // child 0 is the empty-column slot
       this.placeCard(el, col, before === el ? el.nextElementSibling : before, loc, count,
-        `${cardName(card)}, column ${i + 1}, ${where}`);
+        sentence(t("sh.in_column", { card: cardName(card), n: i + 1, where })));
       el.classList.toggle("covered", count > run);
     });
   }
@@ -187,7 +213,9 @@ export class SeahavenBoard {
   layoutColumns() {
     if (!this.cw || !this.state) return;
     const ch = this.cw * RATIO;
-    const room = this.colRow.clientHeight || this.height - ch * 1.2;
+    // The height of one column (a row of them, in portrait), so a column's overlap tightens as
+    // it grows and its top card always stays on screen.
+    const room = this.columns[0].el.clientHeight || this.colRow.clientHeight || this.height - ch * 1.2;
     const widest = this.el.classList.contains("narrow") ? ch * 0.5 : ch * 0.3;
     this.state.board.columns.forEach((cards, i) => {
       const n = cards.length;
@@ -220,10 +248,10 @@ export class SeahavenBoard {
     const onCard = board.group_limit;
     const toEmpty = board.group_limit_to_empty;
     const fits = info.count <= Math.max(onCard, toEmpty || 0);
-    const empty = toEmpty == null ? "" : `, ${toEmpty} to an empty column`;
+    const empty = toEmpty == null ? "" : t("sh.group_badge_empty", { limit: toEmpty });
     const badge = document.createElement("div");
     badge.className = fits ? "ghost-badge" : "ghost-badge over";
-    badge.textContent = `${info.count} cards: up to ${onCard} may move${empty}`;
+    badge.textContent = t("sh.group_badge", { count: info.count, limit: onCard, empty });
     const first = ghost.firstElementChild;
     badge.style.left = first.style.left;
     badge.style.top = first.style.top;
@@ -241,7 +269,7 @@ export class SeahavenBoard {
     const loc = el.dataset.loc;
     const count = Number(el.dataset.count || 1);
     if (loc.startsWith("found:")) {
-      this.onNotice("Drag a foundation card to take it back");
+      this.onNotice(t("sh.found_drag"));
       return;
     }
     const now = performance.now();
@@ -265,7 +293,7 @@ export class SeahavenBoard {
   singleTap(loc, count) {
     this.lastTap = null;
     if (count === 1) this.onAction({ type: "tap", at: loc });
-    else this.onNotice("Only a top card goes to a foundation: double tap or drag to move these cards");
+    else this.onNotice(t("sh.only_top"));
   }
 
   onKey(ev) {
@@ -283,16 +311,16 @@ export class SeahavenBoard {
       else this.pickUp(el);
     } else if (key === "Escape" && this.picked) {
       ev.preventDefault();
-      this.cancelPick("Put back");
+      this.cancelPick(t("sh.put_back"));
     }
   }
 
   keyTap(el) {
     if (!this.ctx.canPlay || !el.dataset.card) return;
     const count = Number(el.dataset.count || 1);
-    if (el.dataset.loc.startsWith("found:")) this.onNotice("Press M to pick up a foundation card");
+    if (el.dataset.loc.startsWith("found:")) this.onNotice(t("sh.found_keys"));
     else if (count === 1) this.onAction({ type: "tap", at: el.dataset.loc });
-    else this.onNotice("Only a top card goes to a foundation: Shift+Enter or M moves these cards");
+    else this.onNotice(t("sh.only_top_keys"));
   }
 
   keyDoubleTap(el) {
@@ -303,13 +331,14 @@ export class SeahavenBoard {
   pickUp(el) {
     const info = this.dragInfo(el);
     if (!info) {
-      this.onNotice("That card cannot be moved: only a run of one suit at the top of a column moves", true);
+      this.onNotice(t("sh.cannot_move"), true);
       return;
     }
     this.picked = { from: info.from, count: info.count, key: el.dataset.focusKey };
     this.markPicked();
-    const more = info.count > 1 ? ` and ${info.count - 1} card${info.count > 2 ? "s" : ""} on it` : "";
-    this.onNotice(`Picked up ${cardName(el.dataset.card)}${more}: go to a column, cell or foundation and press M or Enter; Escape puts it back`, true);
+    const card = cardName(el.dataset.card);
+    const text = info.count > 1 ? t("sh.picked_group", { card, count: info.count - 1 }) : t("sh.picked", { card });
+    this.onNotice(sentence(text), true);
   }
 
   markPicked() {
@@ -331,7 +360,7 @@ export class SeahavenBoard {
     const target = el.closest("[data-drop]");
     const to = target ? target.dataset.drop : el.dataset.loc;
     if (!to || to === picked.from) {
-      this.onNotice("Put back", true);
+      this.onNotice(t("sh.put_back"), true);
       return;
     }
     await this.drop({ from: picked.from, count: picked.count }, to);
@@ -345,6 +374,13 @@ export class SeahavenBoard {
 
   elementFor(loc) {
     return this.el.querySelector(`[data-loc="${loc}"]`);
+  }
+
+  /** A refused action's card shakes, whether or not move errors are shown. */
+  refused(loc) {
+    if (!loc) return;
+    const cards = this.el.querySelectorAll(`.card[data-loc="${CSS.escape(loc)}"]`);
+    shake(cards[cards.length - 1] || null);
   }
 
   destroy() {
@@ -369,6 +405,3 @@ function makeSlot(loc) {
   return slot;
 }
 
-function cap(text) {
-  return text[0].toUpperCase() + text.slice(1);
-}

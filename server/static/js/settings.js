@@ -1,7 +1,8 @@
-// Client settings, kept in localStorage: placement help on, move errors off by default (HH-17, HH-18).
+// Client settings, kept in localStorage: placement help on, move errors off by default (HH-17,
+// HH-18); sound off; "winnable deals only" (the new game dialog's choice) off.
 
 const KEY = "solitaire.settings";
-const DEFAULTS = { placementHelp: true, moveErrors: false, fourColor: false };
+const DEFAULTS = { placementHelp: true, moveErrors: false, fourColor: false, sound: false, winnable: false };
 
 export class Settings extends EventTarget {
   constructor() {

@@ -7,33 +7,28 @@
 // the cards it moved. This module only words those events and draws each step's `view` with the
 // game's own board, read-only; it holds no rules, no deal and no move of its own.
 
-import { cardName, rankText, SUITS } from "./cards.js";
+import { cardName, rankText, sentence, SUITS } from "./cards.js";
 import { HeartsBoard } from "./hearts.js";
+import { t } from "./i18n.js";
 import { api, storedPlayer } from "./identity.js";
+import { errorText, placeName } from "./messages.js";
 import { SeahavenBoard } from "./seahaven.js";
 import { el } from "./ui.js";
 
 const PLAY_MS = 900;
 const BOARD_PADDING_PX = 6; // .solution-board's padding in app.css
-const STATUS_TEXT = { won: "won", stalemate: "no more moves", stuck: "stuck" };
+const STATUS_TEXT = { won: "solution.status.won", stalemate: "solution.status.stalemate", stuck: "solution.status.stuck" };
 
 function short(card) {
   return `${rankText(card)}${SUITS[card[1]].symbol}`;
 }
 
+/** A place as the list of moves writes it: short, foundations by their suit's symbol. */
 function place(loc) {
   const [kind, n] = loc.split(":");
-  if (kind === "col") return `column ${n}`;
-  if (kind === "cell") return `cell ${n}`;
-  if (kind === "heart") return `heart ${n}`;
-  if (kind === "waste") return "the waste";
-  if (kind === "stock") return "the stock";
-  return n ? `the ${SUITS[n].symbol} foundation` : "its foundation";
-}
-
-function spokenPlace(loc) {
-  const [kind, n] = loc.split(":");
-  return kind === "found" && n ? `the ${SUITS[n].name} foundation` : place(loc);
+  if (kind === "heart") return t("solution.place.heart", { n: Number(n) });
+  if (kind === "found") return n ? t("solution.place.found_symbol", { symbol: SUITS[n].symbol }) : t("solution.place.own_found");
+  return placeName(loc);
 }
 
 function actionText(action) {
@@ -46,28 +41,27 @@ export function describeStep(step) {
   if (event?.kind === "move") {
     const { cards } = event;
     const what = cards.length > 1
-      ? `${short(cards[0])}–${short(cards[cards.length - 1])} (${cards.length} cards)`
+      ? t("solution.text.group", { first: short(cards[0]), last: short(cards[cards.length - 1]), count: cards.length })
       : short(cards[0]);
-    const spokenWhat = cards.length > 1
-      ? `the ${cardName(cards[0])} and the ${cards.length === 2 ? "card" : `${cards.length - 1} cards`} on it`
-      : `the ${cardName(cards[0])}`;
-    return {
-      text: `Move ${what} from ${place(event.from)} to ${place(event.to)}`,
-      spoken: `Move ${spokenWhat} from ${place(event.from)} to ${spokenPlace(event.to)}`,
-    };
+    const from = place(event.from);
+    const to = place(event.to);
+    const spoken = cards.length > 1
+      ? t("solution.say.group", { card: cardName(cards[0]), count: cards.length - 1, from, to: placeName(event.to) })
+      : t("solution.say.move", { card: cardName(cards[0]), from, to: placeName(event.to) });
+    return { text: t("solution.text.move", { what, from, to }), spoken: sentence(spoken) };
   }
   if (event?.kind === "pair") {
     const [a, b] = event.cards;
     return {
-      text: `Pair ${place(a.at)} (${short(a.card)}) with ${place(b.at)} (${short(b.card)})`,
-      spoken: `Pair the ${cardName(a.card)} at ${place(a.at)} with the ${cardName(b.card)} at ${place(b.at)}`,
+      text: t("solution.text.pair", { a: place(a.at), first: short(a.card), b: place(b.at), second: short(b.card) }),
+      spoken: t("solution.say.pair", { first: cardName(a.card), a: place(a.at), second: cardName(b.card), b: place(b.at) }),
     };
   }
   if (event?.kind === "draw") {
-    return { text: `Draw (${short(event.card)} onto the waste)`, spoken: `Draw the ${cardName(event.card)}` };
+    return { text: t("solution.text.draw", { card: short(event.card) }), spoken: t("solution.say.draw", { card: cardName(event.card) }) };
   }
   if (event?.kind === "redeal") {
-    const text = "Turn the waste over into the stock";
+    const text = t("solution.redeal");
     return { text, spoken: text };
   }
   const text = actionText(step.action);
@@ -77,8 +71,8 @@ export function describeStep(step) {
 /** The information bar of a step, as one line. */
 function barText(step) {
   const status = STATUS_TEXT[step.status];
-  const parts = [`Score ${step.score}`, `Moves ${step.moves}`, `Cleared ${step.progress} / ${step.progress_total}`];
-  return status ? `${parts.join(" · ")} · ${status}` : parts.join(" · ");
+  const line = t("solution.bar", { score: step.score, moves: step.moves, done: step.progress, total: step.progress_total });
+  return status ? `${line} · ${t(status)}` : line;
 }
 
 /** The "Show a solution" dialog: asks the server once per game, then steps through the moves. */
@@ -122,7 +116,7 @@ export class SolutionDialog {
   async show(info) {
     this.stop();
     this.gameId = info.id;
-    this.setState("loading", "Asking the solver about this deal…");
+    this.setState("loading", t("solution.loading"));
     this.walk.hidden = true;
     if (!this.dialog.open) this.dialog.showModal();
     let answer = this.answers.get(info.id);
@@ -134,7 +128,8 @@ export class SolutionDialog {
       } catch (error) {
         if (this.gameId !== info.id) return;
         // A refusal (a daily until its day ends, a game still open) carries the server's reason.
-        this.setState(["conflict", "sealed"].includes(error.code) ? "refused" : "error", error.message || "The solution could not be fetched");
+        if (["conflict", "sealed"].includes(error.code)) this.setState("refused", t(info.daily ? "solution.refused_daily" : "solution.refused_open"));
+        else this.setState("error", errorText(error, "solution.failed"));
         return;
       }
       this.answers.set(info.id, answer);
@@ -149,18 +144,18 @@ export class SolutionDialog {
 
   render(answer) {
     if (answer.winnable === false) {
-      this.setState("impossible", `This deal cannot be won: the solver tried every way through ${answer.code}.`);
+      this.setState("impossible", t("solution.impossible", { code: answer.code }));
       return;
     }
     if (!answer.winnable || !answer.steps) {
-      this.setState("unknown", `The solver could not decide within its budget whether ${answer.code} can be won.`);
+      this.setState("unknown", t("solution.unknown", { code: answer.code }));
       return;
     }
     this.steps = answer.steps;
     this.texts = this.steps.map((step) => (step.action ? describeStep(step) : null));
     const moves = this.steps.length - 1;
     this.showBoard(answer.code);
-    this.setState("won", `This deal can be won. A winning line for ${answer.code}, ${moves} moves from the deal:`);
+    this.setState("won", t("solution.won", { code: answer.code, count: moves }));
     this.list.replaceChildren(
       ...this.steps.slice(1).map((step) => el("li", { dataset: { step: String(step.index) }, text: this.texts[step.index].text })),
     );
@@ -185,8 +180,8 @@ export class SolutionDialog {
     this.next.disabled = this.current >= last;
     if (this.current >= last) this.stop();
     const text = this.current === 0
-      ? `The deal: ${last} moves to go. Next shows the first.`
-      : `Move ${this.current} of ${last}: ${this.texts[this.current].spoken}`;
+      ? t("solution.deal", { count: last })
+      : t("solution.step", { n: this.current, total: last, text: this.texts[this.current].spoken });
     this.stepLine.textContent = quiet ? "" : text;
   }
 
@@ -216,7 +211,7 @@ export class SolutionDialog {
 
   play() {
     if (this.current >= this.steps.length - 1) this.go(0, { quiet: true });
-    this.playButton.textContent = "Pause";
+    this.playButton.textContent = t("solution.pause");
     this.timer = setInterval(() => this.go(this.current + 1), PLAY_MS);
     this.go(this.current + 1);
   }
@@ -224,6 +219,6 @@ export class SolutionDialog {
   stop() {
     clearInterval(this.timer);
     this.timer = null;
-    this.playButton.textContent = "Play";
+    this.playButton.textContent = t("solution.play");
   }
 }

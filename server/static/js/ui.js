@@ -3,27 +3,32 @@
 import { t } from "./i18n.js";
 
 let toastTimer = null;
+let toastWired = false;
 
-/** A short message that goes away on its own (move errors, copy confirmations). */
-export function toast(message, { kind = "info", ms = 3500 } = {}) {
-  const el = document.getElementById("toast");
-  el.textContent = message;
-  el.dataset.kind = kind;
-  el.hidden = false;
+/** A short message (move errors, copy confirmations): it goes away on its own, on its close
+ * button, and when the page changes (showView calls hideToast), so it never outlives its page. */
+export function toast(message, { kind = "info", ms } = {}) {
+  const box = document.getElementById("toast");
+  if (!toastWired) {
+    document.getElementById("toast-close").addEventListener("click", hideToast);
+    toastWired = true;
+  }
+  document.getElementById("toast-text").textContent = message;
+  box.dataset.kind = kind;
+  box.hidden = false;
   clearTimeout(toastTimer);
-  toastTimer = setTimeout(() => {
-    el.hidden = true;
-  }, ms);
+  toastTimer = setTimeout(hideToast, ms || (kind === "error" ? 6000 : 3500));
 }
 
 export function hideToast() {
+  clearTimeout(toastTimer);
   document.getElementById("toast").hidden = true;
 }
 
 /** A polite announcement for screen readers (and a visible hint line). */
 export function say(message) {
   const el = document.getElementById("status-line");
-  el.textContent = message;
+  el.textContent = message ? message[0].toLocaleUpperCase() + message.slice(1) : message; // a sentence
 }
 
 const CONN_TEXT = {
@@ -57,6 +62,16 @@ export function el(tag, attrs = {}, ...children) {
     node.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
   return node;
+}
+
+/** Attributes of an element whose text is the catalog's `key` (translated again on a switch). */
+export function textOf(key) {
+  return { "data-i18n": key, text: t(key) };
+}
+
+/** Attributes of an element whose aria-label is the catalog's `key`. */
+export function labelOf(key) {
+  return { "data-i18n-label": key, "aria-label": t(key) };
 }
 
 export async function copyText(text) {

@@ -1,0 +1,110 @@
+"""axe-core on every page of the client, in English, Hungarian and Romanian, at desktop and phone
+sizes: no serious or critical finding. The rule comparing a control's label with its visible text
+(label-content-name-mismatch, "label in name") runs too, although axe counts it experimental.
+
+axe comes from tests/browser/vendor/ (see its README); it is injected as an init script, which the
+page's Content Security Policy does not govern, so the pages are checked as served."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, ViewportSize, expect
+
+from tests.browser.conftest import DESKTOP, PHONE
+from tests.browser.helpers import board, open_code
+
+pytestmark = pytest.mark.browser
+
+AXE = Path(__file__).resolve().parent / "vendor" / "axe.min.js"
+RUN_AXE = """async () => {
+  const result = await axe.run(document, {
+    resultTypes: ["violations"],
+    rules: { "label-content-name-mismatch": { enabled: true } },
+  });
+  return result.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => ({ id: v.id, impact: v.impact, help: v.help,
+                   nodes: v.nodes.slice(0, 4).map((n) => n.target.join(" ") + " :: " + n.failureSummary) }));
+}"""
+SIZES: dict[str, ViewportSize] = {"desktop": DESKTOP, "phone": PHONE}
+LOCALES = {"en": "en-GB", "hu": "hu-HU", "ro": "ro-RO"}
+
+
+@pytest.fixture(params=[(lang, size) for lang in LOCALES for size in SIZES], ids=lambda p: f"{p[0]}-{p[1]}")
+def checked(request: pytest.FixtureRequest, browser: Browser) -> Iterator[tuple[Page, str]]:
+    lang, size = request.param
+    phone = size == "phone"
+    context = browser.new_context(
+        viewport=SIZES[size], locale=LOCALES[lang], is_mobile=phone, has_touch=phone, reduced_motion="reduce"
+    )
+    context.add_init_script(path=str(AXE))
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield page, lang
+    context.close()
+    assert not errors, errors
+
+
+def findings(page: Page, where: str) -> list[str]:
+    found: list[dict[str, Any]] = page.evaluate(RUN_AXE)
+    return [f"{where}: {v['impact']} {v['id']} ({v['help']}) {v['nodes']}" for v in found]
+
+
+def test_no_serious_findings_on_any_page(checked: tuple[Page, str], site: str) -> None:
+    page, lang = checked
+    problems: list[str] = []
+    # A fresh visit: the new game dialog over an empty board.
+    page.goto(site)
+    expect(page.locator("html")).to_have_attribute("lang", lang)
+    expect(page.locator("#dlg-new")).to_be_visible()
+    expect(page.locator("#conn")).to_have_attribute("data-state", "online")
+    problems += findings(page, "new game dialog")
+    page.keyboard.press("Escape")
+
+    # Both games mid-deal, with the information bar, the daily line and the buttons.
+    open_code(page, site, "HH1-N-AAAAAC5")
+    page.locator('#board [data-loc="heart:25"]').click()  # a selection: framed, dimmed, pressed
+    expect(board(page)).to_have_attribute("data-seq", "1")
+    problems += findings(page, "Heart to Heart")
+    open_code(page, site, "SH1-C2-AAAAAJ2")
+    problems += findings(page, "Seahaven Towers")
+
+    for button, dialog in (
+        ("#btn-settings", "#dlg-settings"),
+        ("#btn-help", "#dlg-help"),
+        ("#btn-give-up", "#dlg-confirm"),
+    ):
+        page.locator(button).click()
+        expect(page.locator(dialog)).to_be_visible()
+        problems += findings(page, dialog)
+        page.keyboard.press("Escape")
+        expect(page.locator(dialog)).to_be_hidden()
+
+    page.goto(f"{site}/#daily=HH1-N")
+    expect(page.locator("#daily-context")).to_be_visible()
+    problems += findings(page, "a daily challenge")
+    page.locator("#btn-give-up").click()  # an entry of ours on the daily's board
+    page.locator("#confirm-yes").click()
+    expect(board(page)).to_have_attribute("data-status", "resigned")
+    page.locator("#btn-solution").click()
+    expect(page.locator("#dlg-solution")).to_have_attribute("data-state", "refused")
+    problems += findings(page, "solution dialog")
+    page.keyboard.press("Escape")
+    page.goto(f"{site}/#leaderboards")
+    expect(page.locator("#board-table tbody tr.me").first).to_be_visible()
+    problems += findings(page, "leaderboards")
+    page.goto(f"{site}/#races")
+    expect(page.locator("#race-lobby")).to_be_visible()
+    problems += findings(page, "races")
+    page.locator("#race-lobby button[type=submit]").first.click()  # open a race: its own page
+    expect(page.locator("#race-status")).to_be_visible()
+    problems += findings(page, "a race")
+    assert problems == []
+    # The check itself works: a button without a name is a critical finding.
+    page.evaluate("document.body.append(Object.assign(document.createElement('button'), {id: 'nameless'}))")
+    assert any("button-name" in problem for problem in findings(page, "a broken page"))

@@ -1,0 +1,209 @@
+"""Motion in real Chromium: moved cards glide from their old place (card by card for a group),
+pairs fly off, a draw comes from the stock, undo plays the move back, a win celebrates; input is
+never blocked by an animation; prefers-reduced-motion turns it all off; and a move on a phone
+causes no long task (over 50 ms), measured with the Performance API."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.browser.conftest import DESKTOP, PHONE
+from tests.browser.helpers import at, board, open_code, seq, wait_seq
+from tests.browser.search import hh_winning_deal, seahaven_scenario
+
+pytestmark = pytest.mark.browser
+
+# Every Web Animation the page starts, with the card it moves and its timing.
+RECORD_ANIMATIONS = """
+window.__animations = [];
+const original = Element.prototype.animate;
+Element.prototype.animate = function (frames, options) {
+  const el = this;
+  window.__animations.push({
+    card: el.dataset ? el.dataset.card || "" : "",
+    loc: el.dataset ? el.dataset.loc || "" : "",
+    flying: el.classList ? el.classList.contains("flying") : false,
+    duration: options && options.duration,
+    delay: (options && options.delay) || 0,
+  });
+  return original.call(this, frames, options);
+};
+"""
+
+
+def new_page(browser: Browser, *, phone: bool = False, reduced: bool = False) -> tuple[Page, Any]:
+    context = browser.new_context(
+        viewport=PHONE if phone else DESKTOP,
+        is_mobile=phone,
+        has_touch=phone,
+        reduced_motion="reduce" if reduced else "no-preference",
+    )
+    context.add_init_script(RECORD_ANIMATIONS)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    return page, (context, errors)
+
+
+@pytest.fixture
+def moving(browser: Browser) -> Iterator[Page]:
+    page, (context, errors) = new_page(browser)
+    yield page
+    context.close()
+    assert not errors, errors
+
+
+def animations(page: Page) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = page.evaluate("window.__animations.splice(0)")
+    return found
+
+
+def act(page: Page, action: dict[str, Any]) -> None:
+    """Send an action through the page's own session, as a click or a drag does."""
+    before = seq(page)
+    page.evaluate("action => window.solitaire.session.act(action)", action)
+    wait_seq(page, before + 1)
+
+
+def test_seahaven_moves_glide_card_by_card_and_undo_plays_back(moving: Page, site: str) -> None:
+    s = seahaven_scenario()
+    open_code(moving, site, s.code)
+    animations(moving)
+    src, dst, count = s.group.args
+    column: list[str] = moving.locator(f'#board .card[data-loc="{src}"]').evaluate_all(
+        "els => els.map(e => e.dataset.card)"
+    )
+    moved = column[-int(count) :]
+    act(moving, {"type": "move", "from": src, "to": dst, "count": count})
+    glides = [a for a in animations(moving) if a["card"] in moved]
+    assert sorted(a["card"] for a in glides) == sorted(moved)
+    assert all(150 <= a["duration"] <= 250 for a in glides)
+    assert len({a["delay"] for a in glides}) == len(moved)  # one after another, card by card
+
+    act(moving, {"type": "undo"})
+    back = [a for a in animations(moving) if a["card"] in moved]
+    assert sorted(a["card"] for a in back) == sorted(moved)  # the same cards glide back
+    expect(moving.locator(f'#board .card[data-card="{moved[0]}"]')).to_have_attribute("data-loc", str(src))
+
+
+def test_hearts_pairs_fly_off_and_draws_come_from_the_stock(moving: Page, site: str) -> None:
+    code, line = hh_winning_deal()
+    open_code(moving, site, code)
+    animations(moving)
+    first_pair = next(n for n, a in enumerate(line) if a.kind == "pair")
+    for action in line[:first_pair]:
+        act(moving, action.to_json())
+    drawn = animations(moving)
+    if first_pair:
+        assert any(a["loc"] == "waste" and 150 <= a["duration"] <= 250 for a in drawn), drawn
+    act(moving, line[first_pair].to_json())
+    flights = [a for a in animations(moving) if a["flying"]]
+    assert len(flights) == 2  # both cards of the pair leave as flying copies
+    expect(moving.locator(".motion-layer .flying")).to_have_count(0)  # and are gone after
+
+
+def test_input_is_never_blocked_by_an_animation(moving: Page, site: str) -> None:
+    code, _ = hh_winning_deal()
+    open_code(moving, site, code)
+    at(moving, "stock").click()  # the drawn card glides from the stock to the waste...
+    wait_seq(moving, 1)
+    # ...and is touched while it still moves: the touch counts at once.
+    running = moving.evaluate(
+        """() => {
+          const running = document.getAnimations().filter((a) => a.playState === "running").length;
+          document.querySelector('#board [data-loc="waste"]').click();
+          return running;
+        }"""
+    )
+    assert running >= 1
+    wait_seq(moving, 2)
+    expect(at(moving, "waste")).to_have_attribute("aria-pressed", "true")
+
+
+def test_a_win_is_celebrated(moving: Page, site: str) -> None:
+    code, line = hh_winning_deal()
+    open_code(moving, site, code)
+    for action in line:
+        act(moving, action.to_json())
+    expect(moving.locator("#dlg-end")).to_be_visible()
+    expect(moving.locator(".motion-layer .celebration")).to_have_count(1)
+    assert len(moving.locator(".motion-layer .celebration span").all()) >= 20
+
+
+def test_reduced_motion_turns_it_all_off(browser: Browser, site: str) -> None:
+    page, (context, errors) = new_page(browser, reduced=True)
+    try:
+        s = seahaven_scenario()
+        open_code(page, site, s.code)
+        src, dst, count = s.group.args
+        animations(page)
+        act(page, {"type": "move", "from": src, "to": dst, "count": count})
+        act(page, {"type": "undo"})
+        act(page, {"type": "tap", "at": s.tap_at})
+        assert animations(page) == []
+        assert page.locator(".motion-layer .flying").count() == 0
+    finally:
+        context.close()
+    assert not errors, errors
+
+
+def test_no_long_task_during_moves_on_a_phone(browser: Browser, site: str) -> None:
+    """The board is redrawn and its motion started within one short task: no long task (the
+    Performance API's longtask entries are the tasks over 50 ms) while moves are played."""
+    page, (context, errors) = new_page(browser, phone=True)
+    try:
+        s = seahaven_scenario()
+        open_code(page, site, s.code)
+        expect(board(page)).to_have_attribute("data-seq", "0")
+        page.wait_for_timeout(300)  # let the page settle: loading is not a move
+        page.evaluate(
+            """() => {
+              window.__long = [];
+              new PerformanceObserver((list) => {
+                for (const entry of list.getEntries()) window.__long.push(entry.duration);
+              }).observe({ type: "longtask" });
+            }"""
+        )
+        src, dst, count = s.group.args
+        for action in (
+            {"type": "move", "from": src, "to": dst, "count": count},
+            {"type": "undo"},
+            {"type": "move", "from": src, "to": dst, "count": count},
+            {"type": "tap", "at": s.tap_at},
+            {"type": "undo"},
+            {"type": "undo"},
+        ):
+            act(page, action)
+            page.wait_for_timeout(260)  # the motion plays out
+        durations: list[float] = page.evaluate("window.__long")
+        assert durations == [], f"long tasks during moves: {durations} ms"
+        draws: list[float] = page.evaluate(
+            "performance.getEntriesByName('solitaire:draw').slice(-6).map((e) => e.duration)"
+        )
+        assert len(draws) == 6 and max(draws) < 50, draws
+        print(f"draw and start of motion per move on a phone: {[round(d, 1) for d in draws]} ms")
+    finally:
+        context.close()
+    assert not errors, errors
+
+
+def test_a_redeal_sends_the_waste_back_to_the_stock(moving: Page, site: str) -> None:
+    open_code(moving, site, "HH1-N-AAAAAAM")
+    stock = at(moving, "stock")
+    draws = int(moving.locator(".pile-stock .count").inner_text())
+    moving.evaluate(
+        "async (n) => { for (let i = 0; i < n; i++) await window.solitaire.session.act({type: 'draw'}); }",
+        draws,
+    )
+    wait_seq(moving, draws)
+    expect(stock).to_have_class(re.compile(r"\bredeal\b"))
+    animations(moving)
+    act(moving, {"type": "draw"})  # the redeal
+    flights = [a for a in animations(moving) if a["flying"]]
+    assert len(flights) == 1  # the waste's top card flies back onto the stock
+    expect(moving.locator(".pile-stock .count")).to_have_text(str(draws + 1))
