@@ -1,5 +1,6 @@
-"""Browser fixtures: one headless Chromium for the whole run, a fresh context per test, and a
-real server (uvicorn + SQLite) per module.
+"""Browser fixtures: one headless Chromium for the browser tests (ended with them: the
+sync API's event loop must not outlive them), a fresh context per test, and a real server
+(uvicorn + SQLite) per module.
 
 Chromium is Debian's (``/usr/bin/chromium``, or ``SOLITAIRE_CHROMIUM``); no browser is ever
 downloaded. Without it the browser tests are skipped, unless ``SOLITAIRE_REQUIRE_BROWSER=1``.
@@ -50,7 +51,7 @@ def sqlite_settings(path: Path) -> Settings:
     )
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def playwright() -> Iterator[Playwright]:
     if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
         if os.environ.get("SOLITAIRE_REQUIRE_BROWSER") == "1":
@@ -60,7 +61,7 @@ def playwright() -> Iterator[Playwright]:
         yield pw
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
     yield browser

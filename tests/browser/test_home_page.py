@@ -159,7 +159,7 @@ def test_an_account_made_in_one_browser_logs_in_from_another(browser: Browser, s
         # The phone ends the first browser's session: that page becomes a new guest at once.
         other.locator('#sessions li[data-current="false"]').get_by_role("button").click()
         expect(other.locator("#sessions li")).to_have_count(1)
-        expect(page.locator("#toast")).to_have_text(
+        expect(page.locator("#toast-text")).to_have_text(
             "Your session ended on another device: you are playing as a new guest."
         )
         expect(page.locator("#form-sign-up")).to_be_visible()

@@ -24,7 +24,9 @@ export function parseDailyKey(key) {
 /** A game as people name it: its code, or for a daily's game (sealed) its family and day. */
 export function gameName(info) {
   if (!info) return "";
-  return info.code || t("info.daily_code", { family: t(`family.${info.family}`) });
+  if (info.code) return info.code;
+  const family = info.family || `${info.game}1-${info.variant}`; // a state names its family by game and variant
+  return t("info.daily_code", { family: t(`family.${family}`) });
 }
 
 /** The board a game counts on: its code's, or its daily's (DAY/FAMILY). */
