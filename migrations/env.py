@@ -27,6 +27,12 @@ def _run(connection: Connection) -> None:
 async def _run_async() -> None:
     engine = make_engine(config.get_main_option("sqlalchemy.url") or "")
     async with engine.connect() as connection:
+        if connection.dialect.name == "sqlite":
+            # SQLite's batch mode copies a table and drops the old one; with foreign keys
+            # enforced that drop fails once other tables' rows point at it. Outside any
+            # transaction, so the pragma takes effect; this connection ends with the migration.
+            await connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+            await connection.commit()
         await connection.run_sync(_run)
         await connection.commit()
     await engine.dispose()

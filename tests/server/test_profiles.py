@@ -11,7 +11,7 @@ import pytest
 from engine import Game
 from server.features.dailies.model import DAY_MS, day_start_ms
 from server.features.profiles.model import fold_daily, fold_finish, median_percentile, percentile
-from tests.server.competing import clocked_server, line_with_progress, play, winnable_hh
+from tests.server.competing import clocked_server, line_with_progress, play, stored_daily_codes, winnable_hh
 from tests.support import Client, ManualClock, ahttp, new_player
 
 START_MS = day_start_ms("2032-05-10") + 9 * 3_600_000
@@ -109,7 +109,9 @@ async def test_stats_after_a_win_and_resignations(home: str) -> None:
     assert status == 404, body
 
 
-async def test_daily_ranks_are_fixed_once_the_day_ends(home: str, clock: ManualClock) -> None:
+async def test_daily_ranks_are_fixed_once_the_day_ends(
+    home: str, clock: ManualClock, database_url: str
+) -> None:
     players = [await new_player(home) for _ in range(3)]
     finished = []
     for n, player in enumerate(players):
@@ -117,7 +119,8 @@ async def test_daily_ranks_are_fixed_once_the_day_ends(home: str, clock: ManualC
         game = await client.request("new_game", daily="SH1-C4")
         assert game["game"]["ranked"] is True
         if n == 0:  # the best of the three: some progress, then resigned
-            line = line_with_progress(game["game"]["code"])
+            code = (await stored_daily_codes(database_url, game["game"]["daily"]))["SH1-C4"]  # sealed today
+            line = line_with_progress(code)
             assert line is not None
             await play(client, game["game"]["id"], line)
         await client.request("resign", game_id=game["game"]["id"])

@@ -7,15 +7,16 @@
 
 import { formatDate, t } from "./i18n.js";
 import { api, createPlayer, keepPlayer, storedPlayer } from "./identity.js";
+import { errorText } from "./messages.js";
 import { el, toast } from "./ui.js";
 
 const SESSION_ENDED = 4401;
 
-/** Refusals worded for the form: the server's own message, or ours for the usual codes. */
+/** Refusals worded for the form in the page's language (never the server's English message). */
 function refusal(error) {
   if (error.code === "bad_credentials") return t("account.bad_credentials");
   if (error.code === "rate_limited") return t("account.rate_limited");
-  return error.message || t("account.failed");
+  return errorText(error, "account.failed");
 }
 
 function field(id, label, attrs) {
@@ -139,7 +140,14 @@ export class AccountPanel {
     const parts = [el("h3", { id: "account-title" }, t("account.title"))];
     if (me && me.username) parts.push(...this.accountParts(me));
     else parts.push(...this.guestParts());
+    // A redraw (the connection came back, the account was read again) keeps what is being typed.
+    const typed = new Map([...this.root.querySelectorAll("input")].map((input) => [input.id, input.value]));
+    const focused = document.activeElement && this.root.contains(document.activeElement) ? document.activeElement.id : null;
     this.root.replaceChildren(...parts);
+    for (const input of this.root.querySelectorAll("input")) {
+      if (typed.has(input.id)) input.value = typed.get(input.id);
+    }
+    if (focused) document.getElementById(focused)?.focus();
   }
 
   guestParts() {
