@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-from load import NoReply, answer_to, connect, percentile, receive
+from load import UNCOUNTED, NoReply, answer_to, connect, percentile, receive
 from serverproc import ROOT, raise_fd_limit, started_server
 
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
@@ -49,16 +49,6 @@ UNDO = Action("undo")
 WARMUP_S = 2.0
 START_TIMEOUT_S = 120.0
 REDIS = "redis://127.0.0.1:6379/0"
-UNCOUNTED = {
-    f"SOLITAIRE_{name}": "0"
-    for name in (
-        "CONNECTIONS_PER_ADDRESS",
-        "CONNECTIONS_PER_PLAYER",
-        "HTTP_RATE_PER_S",
-        "PLAYERS_PER_HOUR",
-        "GAMES_PER_MINUTE",
-    )
-}
 
 
 class Figures:

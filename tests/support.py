@@ -229,3 +229,27 @@ class Client:
     async def close(self) -> None:
         OPEN_CLIENTS.discard(self)
         await self.ws.close()
+
+
+def game_values(game_id: str, player_id: str, code: str = "HH1-N-AAAAAC5") -> dict[str, Any]:
+    """A new game's row as the writer takes it (``Write(new_game=...)``), for storage tests."""
+    return {
+        "id": game_id,
+        "player_id": player_id,
+        "code": code,
+        "status": "playing",
+        "result": None,
+        "score": 0,
+        "moves": 0,
+        "seq": 0,
+        "progress": 0,
+        "undos": 0,
+        "elapsed_ms": 0,
+        "fingerprint": "0" * 16,
+        "created_ms": 1,
+        "last_action_ms": None,
+        "finished_ms": None,
+        "daily_day": None,
+        "ranked": True,
+        "race_id": None,
+    }

@@ -91,3 +91,15 @@ def page(context: BrowserContext) -> Iterator[Page]:
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     yield page
     assert not errors, f"script errors in the page: {errors}"
+
+
+@pytest.fixture
+def hungarian(browser: Browser) -> Iterator[Page]:
+    """A page of a browser set to Hungarian."""
+    context = browser.new_context(viewport=DESKTOP, locale="hu-HU")
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield page
+    context.close()
+    assert not errors, errors

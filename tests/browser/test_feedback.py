@@ -5,14 +5,12 @@ deals only, and sounds (off by default)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from engine import Game, parse_code
 from engine.solver import solve
-from tests.browser.conftest import DESKTOP
 from tests.browser.helpers import board, open_code, seq, set_setting, wait_seq
 from tests.browser.search import seahaven_scenario
 
@@ -62,17 +60,6 @@ HU_ONTO = dict(
         strict=True,
     )
 )
-
-
-@pytest.fixture
-def hungarian(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport=DESKTOP, locale="hu-HU")
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield page
-    context.close()
-    assert not errors, errors
 
 
 def test_a_refusal_speaks_hungarian_with_cards_in_words(hungarian: Page, site: str) -> None:

@@ -3,8 +3,6 @@ language is remembered and wins over the browser's, and <html lang> follows."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
@@ -12,18 +10,6 @@ from tests.browser.conftest import DESKTOP
 from tests.browser.helpers import at, open_code
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def hungarian(browser: Browser) -> Iterator[Page]:
-    """A page of a browser set to Hungarian."""
-    context = browser.new_context(viewport=DESKTOP, locale="hu-HU")
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield page
-    context.close()
-    assert not errors, errors
 
 
 def test_the_browser_language_is_followed(hungarian: Page, site: str) -> None:

@@ -304,4 +304,8 @@ def test_the_solution_dialog_holds_no_rules() -> None:
 def test_the_page_module_exports_no_deal(page: Page, site: str) -> None:
     page.goto(f"{site}/#leaderboards")
     names = page.evaluate("import('/js/solution.js').then(m => Object.keys(m).sort())")
-    assert names == ["SolutionDialog", "describeStep"]  # the wording of a step's events, shared with replays
+    assert names == [
+        "SolutionDialog",
+        "describeStep",
+        "markStep",
+    ]  # a step's wording and its mark, shared with replays

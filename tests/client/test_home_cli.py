@@ -12,7 +12,7 @@ import pytest
 
 from client import BadCredentialsError, HttpApi, SolitaireClient
 from engine import Game
-from tests.client.test_cli import Run
+from tests.client.conftest import Run
 from tests.server.competing import winnable_hh
 from tests.support import RECEIVED
 
@@ -25,15 +25,6 @@ async def second(server: str, tmp_path: Path) -> AsyncIterator[Run]:
     home = tmp_path / "second"
     home.mkdir()
     runner = Run(server, home)
-    try:
-        yield runner
-    finally:
-        await runner.end_all()
-
-
-@pytest.fixture
-async def run(server: str, tmp_path: Path) -> AsyncIterator[Run]:
-    runner = Run(server, tmp_path)
     try:
         yield runner
     finally:

@@ -12,35 +12,13 @@ from server.storage import leases
 from server.storage.db import make_engine
 from server.storage.models import ActionRow, GameRow, Player
 from server.storage.writer import Write
+from tests.support import game_values
 
 pytestmark = pytest.mark.timeout(60)
 
 
-def game_values(game_id: str) -> dict[str, object]:
-    return {
-        "id": game_id,
-        "player_id": "p_fence",
-        "code": "SH1-C4-AAAAAJ2",
-        "status": "playing",
-        "result": None,
-        "score": 0,
-        "moves": 0,
-        "seq": 0,
-        "progress": 0,
-        "undos": 0,
-        "elapsed_ms": 0,
-        "fingerprint": "0" * 16,
-        "created_ms": 1,
-        "last_action_ms": None,
-        "finished_ms": None,
-        "daily_day": None,
-        "ranked": True,
-        "race_id": None,
-    }
-
-
 def action_write(game_id: str, seq: int, fence: int) -> Write:
-    row = {**game_values(game_id), "seq": seq + 1, "moves": seq + 1}
+    row = {**game_values(game_id, "p_fence", "SH1-C4-AAAAAJ2"), "seq": seq + 1, "moves": seq + 1}
     for key in ("player_id", "code", "created_ms", "daily_day", "ranked", "race_id"):
         row.pop(key)
     return Write({"game_id": game_id, "seq": seq, "action": "undo", "at_ms": 2}, row, fence=fence)
@@ -55,7 +33,13 @@ async def test_a_write_with_a_lost_token_is_never_stored_and_the_rest_of_its_bat
             await conn.execute(
                 insert(Player).values(id="p_fence", name="Fence", token_hash="h" * 64, created_ms=1)
             )
-            await conn.execute(insert(GameRow), [game_values("g_lost"), game_values("g_kept")])
+            await conn.execute(
+                insert(GameRow),
+                [
+                    game_values("g_lost", "p_fence", "SH1-C4-AAAAAJ2"),
+                    game_values("g_kept", "p_fence", "SH1-C4-AAAAAJ2"),
+                ],
+            )
         paused = await leases.take(engine, "g_lost", "instance-a")  # A owns it, then pauses
         kept = await leases.take(engine, "g_kept", "instance-a")
         assert await leases.take(engine, "g_lost", "instance-b") == paused + 1  # B takes it over

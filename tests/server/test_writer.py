@@ -17,29 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from server.storage.db import make_engine, migrate
 from server.storage.models import ActionRow, GameRow, Player
 from server.storage.writer import GroupWriter, SqliteBatches, Write
-
-
-def _game_values(game_id: str, player_id: str) -> dict[str, Any]:
-    return {
-        "id": game_id,
-        "player_id": player_id,
-        "code": "HH1-N-AAAAAC5",
-        "status": "playing",
-        "result": None,
-        "score": 0,
-        "moves": 0,
-        "seq": 0,
-        "progress": 0,
-        "undos": 0,
-        "elapsed_ms": 0,
-        "fingerprint": "0" * 16,
-        "created_ms": 1,
-        "last_action_ms": None,
-        "finished_ms": None,
-        "daily_day": None,
-        "ranked": True,
-        "race_id": None,
-    }
+from tests.support import game_values
 
 
 def _row_update(game_id: str, seq: int) -> dict[str, Any]:
@@ -99,7 +77,7 @@ def test_concurrent_writes_share_commits_and_keep_each_games_last_row(migrated: 
     async def body(engine: Any, writer: GroupWriter) -> None:
         games = [f"g_{i}" for i in range(20)]
         await asyncio.gather(
-            *(writer.submit(Write(None, None, new_game=_game_values(g, "p_1"))) for g in games)
+            *(writer.submit(Write(None, None, new_game=game_values(g, "p_1"))) for g in games)
         )
         writes = [Write(_action(g, s), _row_update(g, s + 1)) for s in range(5) for g in games]
         await asyncio.gather(*(writer.submit(w) for w in writes))
@@ -116,7 +94,7 @@ def test_concurrent_writes_share_commits_and_keep_each_games_last_row(migrated: 
 
 def test_a_bad_write_fails_alone(migrated: str) -> None:
     async def body(engine: Any, writer: GroupWriter) -> None:
-        await writer.submit(Write(None, None, new_game=_game_values("g_ok", "p_1")))
+        await writer.submit(Write(None, None, new_game=game_values("g_ok", "p_1")))
         good = [Write(_action("g_ok", s), _row_update("g_ok", s + 1)) for s in range(3)]
         conflicting = Write({**_action("g_ok", 0), "action": "undo"}, None)  # good[0]'s key, not its action
         orphan = Write(_action("g_missing", 0), None)  # no such game: foreign key
@@ -141,7 +119,7 @@ def test_a_bad_write_fails_alone(migrated: str) -> None:
 
 def test_extras_commit_in_the_same_transaction(migrated: str) -> None:
     async def body(engine: Any, writer: GroupWriter) -> None:
-        await writer.submit(Write(None, None, new_game=_game_values("g_x", "p_1")))
+        await writer.submit(Write(None, None, new_game=game_values("g_x", "p_1")))
 
         async def rename(conn: AsyncConnection) -> None:
             await conn.execute(text("UPDATE players SET name = 'extra' WHERE id = 'p_1'"))

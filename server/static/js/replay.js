@@ -18,7 +18,7 @@ import { api } from "./identity.js";
 import { formatTime } from "./infobar.js";
 import { replaceHash } from "./router.js";
 import { SeahavenBoard } from "./seahaven.js";
-import { describeStep } from "./solution.js";
+import { describeStep, markStep } from "./solution.js";
 import { el, toast } from "./ui.js";
 
 const SPEEDS = [0.5, 1, 2, 4, 8]; // moves a second; "real" plays at the recorded pace
@@ -161,14 +161,7 @@ export class ReplayPage {
   go(index, { quiet = false } = {}) {
     if (!this.replay) return;
     this.current = Math.max(0, Math.min(this.last, Number.isFinite(index) ? index : 0));
-    for (const item of this.list.children) {
-      const on = Number(item.dataset.step) === this.current;
-      item.classList.toggle("current", on);
-      if (on) {
-        item.setAttribute("aria-current", "step");
-        item.scrollIntoView({ block: "nearest" });
-      } else item.removeAttribute("aria-current");
-    }
+    markStep(this.list, this.current);
     this.slider.value = String(this.current);
     this.slider.setAttribute("aria-valuetext", this.current ? t("replay.at_move", { n: this.current, total: this.last }) : t("replay.at_deal"));
     this.firstButton.disabled = this.prevButton.disabled = this.current <= 0;

@@ -36,6 +36,18 @@ function actionText(action) {
 }
 
 /** What a step's action did, worded from the engine's events: {text, spoken}. */
+/** Mark step `current` in a list of steps (items with data-step) and keep it in view. */
+export function markStep(list, current) {
+  for (const item of list.children) {
+    const on = Number(item.dataset.step) === current;
+    item.classList.toggle("current", on);
+    if (on) {
+      item.setAttribute("aria-current", "step");
+      item.scrollIntoView({ block: "nearest" });
+    } else item.removeAttribute("aria-current");
+  }
+}
+
 export function describeStep(step) {
   const event = step.events.find((e) => ["move", "pair", "draw", "redeal"].includes(e.kind));
   if (event?.kind === "move") {
@@ -166,14 +178,7 @@ export class SolutionDialog {
   go(index, { quiet = false } = {}) {
     const last = this.steps.length - 1;
     this.current = Math.max(0, Math.min(last, index));
-    for (const item of this.list.children) {
-      const on = Number(item.dataset.step) === this.current;
-      item.classList.toggle("current", on);
-      if (on) {
-        item.setAttribute("aria-current", "step");
-        item.scrollIntoView({ block: "nearest" });
-      } else item.removeAttribute("aria-current");
-    }
+    markStep(this.list, this.current);
     this.list.dataset.current = String(this.current);
     this.drawPosition();
     this.prev.disabled = this.current <= 0;
