@@ -29,6 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from serverproc import pg_admin
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -171,17 +172,6 @@ async def measure(url: str, count: int, runs: int) -> dict[str, float]:
 
 
 # -- databases ---------------------------------------------------------------------------------
-
-
-async def pg_admin(url: str, sql: str) -> None:
-    import asyncpg
-
-    u = make_url(url)
-    conn = await asyncpg.connect(host=u.host, port=u.port or 5432, user=u.username, database=u.database)
-    try:
-        await conn.execute(sql)
-    finally:
-        await conn.close()
 
 
 async def run(url: str, count: int, runs: int, keep: bool) -> dict[str, Any]:

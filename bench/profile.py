@@ -35,7 +35,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from serverproc import started_server
+from serverproc import pg_admin, started_server
 from sqlalchemy import func, insert, select
 from sqlalchemy.engine import make_url
 
@@ -243,17 +243,6 @@ def timed_reads(get: Reader, reads: int, expect: dict[str, Any]) -> dict[str, An
         "reads": reads,
         "median_percentile": first["dailies"]["median_percentile"],
     }
-
-
-async def pg_admin(url: str, sql: str) -> None:
-    import asyncpg
-
-    u = make_url(url)
-    conn = await asyncpg.connect(host=u.host, port=u.port or 5432, user=u.username, database=u.database)
-    try:
-        await conn.execute(sql)
-    finally:
-        await conn.close()
 
 
 def run(url: str, count: int, reads: int) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Server processes for the benchmarks: started in their own group, waited for, always ended.
+"""Server processes for the benchmarks (started in their own group, waited for, always ended),
+and the administrative SQL they run on PostgreSQL.
 
 Imported by its neighbours as a sibling module (the scripts run as files, as
 docs/performance.md shows them).
@@ -17,6 +18,8 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+
+from sqlalchemy.engine import make_url
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER_START_TIMEOUT_S = 60.0  # until the server answers /health
@@ -92,3 +95,15 @@ def started_server(settings: dict[str, str]) -> Iterator[tuple[str, int]]:
         yield base, proc.pid
     finally:
         end_process_group(proc)
+
+
+async def pg_admin(url: str, sql: str) -> None:
+    """One statement outside a transaction (CREATE DATABASE, VACUUM) on the server of ``url``."""
+    import asyncpg
+
+    u = make_url(url)
+    conn = await asyncpg.connect(host=u.host, port=u.port or 5432, user=u.username, database=u.database)
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
