@@ -38,7 +38,6 @@ export function boardOf(info) {
 export class Dailies extends EventTarget {
   constructor() {
     super();
-    this.codes = {};
     this.challenges = {};
     this.day = null;
     this.endsAt = null;
@@ -51,7 +50,6 @@ export class Dailies extends EventTarget {
     const body = await api("GET", "/api/daily");
     const back = Date.now();
     this.offsetMs = body.now - (sent + back) / 2;
-    this.codes = body.codes || {}; // only a past day's: today's are sealed
     this.challenges = body.challenges || {};
     this.day = body.day;
     this.endsAt = body.ends_at;
