@@ -9,8 +9,11 @@ more seconds of play.
 
 Figures: acknowledged actions per second and their latency (send → result),
 the push latency (send of the act on A → its update on B, both on this
-process's clock) and its part after the result (result → update), and the
-servers' CPU per action (all instances together). ``--alone`` runs one
+process's clock) and its part after the result (result → update), the
+servers' CPU per action (all instances together), their group commits (how
+many, how long, how full, from ``/metrics``), and the share of a core this
+process itself used, so a saturated load generator is seen, not mistaken for
+a slow server. ``--alone`` runs one
 instance without Redis on the same database instead: the single-process
 mode, for the CPU comparison at the same load.
 
@@ -169,6 +172,22 @@ def create_players(base: str, count: int) -> list[str]:
     return tokens
 
 
+def commit_totals(bases: list[str]) -> tuple[float, float, float]:
+    """Every instance's group commits so far: (commits, seconds in them, writes in them)."""
+    commits = seconds = writes = 0.0
+    for base in bases:
+        with urllib.request.urlopen(f"{base}/metrics", timeout=10) as response:
+            for line in response.read().decode().splitlines():
+                name, _, value = line.partition(" ")
+                if name == "solitaire_commit_seconds_count":
+                    commits += float(value)
+                elif name == "solitaire_commit_seconds_sum":
+                    seconds += float(value)
+                elif name == "solitaire_commit_batch_writes_sum":
+                    writes += float(value)
+    return commits, seconds, writes
+
+
 def cpu_of(pids: list[int]) -> float:
     total = 0.0
     for pid in pids:
@@ -201,8 +220,11 @@ async def run(args: argparse.Namespace, bases: list[str], pids: list[int]) -> di
     await asyncio.sleep(WARMUP_S)
     figures.reset()
     acked_before, cpu_before, started = figures.acked, cpu_of(pids), time.monotonic()
+    own_before, commits_before = time.process_time(), commit_totals(bases)
     await asyncio.sleep(max(0.0, deadline - time.monotonic()))
     cpu = cpu_of(pids) - cpu_before  # the servers' work in the window, not their goodbyes
+    own = time.process_time() - own_before
+    commits, commit_s, written = (b - a for a, b in zip(commits_before, commit_totals(bases), strict=True))
     elapsed = time.monotonic() - started
     figures.measuring = False
     await asyncio.wait_for(asyncio.gather(*tasks), 60)
@@ -225,6 +247,10 @@ async def run(args: argparse.Namespace, bases: list[str], pids: list[int]) -> di
         "errors": figures.errors,
         "server_cpu_s": round(cpu, 2),
         "server_cpu_ms_per_action": round(cpu * 1000 / max(1, acked), 3),
+        "commits_per_s": round(commits / elapsed, 1),
+        "commit_mean_ms": round(commit_s * 1000 / max(1.0, commits), 2),
+        "writes_per_commit": round(written / max(1.0, commits), 1),
+        "bench_cpu_share": round(own / elapsed, 2),  # of one core: the clients' own load
     }
 
 

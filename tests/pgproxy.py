@@ -1,19 +1,73 @@
 """A TCP proxy between the server and PostgreSQL that can lose a COMMIT's answer.
 
 It forwards bytes both ways. When cutting is on, every ``cut_every``-th
-``COMMIT`` a client sends is forwarded to PostgreSQL, and once PostgreSQL has
+commit a client sends is forwarded to PostgreSQL, and once PostgreSQL has
 had time to run it, the connection is closed both ways before the answer can
 travel back: the database holds the transaction, the client never hears so.
+A commit is a ``COMMIT``, or a run of the group writer's one-statement batch
+(:mod:`server.storage.pg_batches`), which commits on its own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import struct
 import threading
 from collections.abc import Iterator
 
 COMMIT_GRACE_S = 0.05  # PostgreSQL runs the COMMIT within this; then the link is cut
+_NEGOTIATIONS = (80877103, 80877104)  # SSLRequest, GSSENCRequest: untyped, before the startup message
+BATCH_MARK = b"INSERT INTO actions"  # in the text of the group writer's batch statement
+
+
+class ClientMessages:
+    """Splits what a client sends into protocol messages, and tells which of them commit."""
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._started = False  # past the untyped startup message
+        self._batches: set[bytes] = set()  # names of prepared statements that write a batch
+
+    def commits(self, data: bytes) -> int:
+        """How many commits this chunk of the client's stream carries."""
+        self._buffer += data
+        found = 0
+        while (message := self._next()) is not None:
+            kind, body = message
+            found += self._commits(kind, body)
+        return found
+
+    def _next(self) -> tuple[bytes, bytes] | None:
+        if not self._started:
+            if len(self._buffer) < 8:
+                return None
+            length, code = struct.unpack("!ii", self._buffer[:8])
+            if len(self._buffer) < length:
+                return None
+            self._buffer = self._buffer[length:]
+            self._started = code not in _NEGOTIATIONS
+            return b"", b""
+        if len(self._buffer) < 5:
+            return None
+        (length,) = struct.unpack("!i", self._buffer[1:5])
+        if len(self._buffer) < 1 + length:
+            return None
+        kind, body = self._buffer[:1], self._buffer[5 : 1 + length]
+        self._buffer = self._buffer[1 + length :]
+        return kind, body
+
+    def _commits(self, kind: bytes, body: bytes) -> int:
+        if kind == b"Q":
+            return int(body[:40].strip().upper().startswith(b"COMMIT"))
+        if kind == b"P":  # Parse: statement name, then its text
+            name, _, rest = body.partition(b"\0")
+            if BATCH_MARK in rest.split(b"\0", 1)[0]:
+                self._batches.add(name)
+        if kind == b"B":  # Bind: portal name, then statement name
+            statement = body.split(b"\0", 2)[1]
+            return int(statement in self._batches)
+        return 0
 
 
 class CommitCuttingProxy:
@@ -82,11 +136,12 @@ class CommitCuttingProxy:
     async def _client_to_server(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, cut: asyncio.Event
     ) -> None:
+        messages = ClientMessages()
         while data := await reader.read(65536):
             cutting = False
-            if self._is_commit(data):
+            for _ in range(messages.commits(data)):
                 self.commits += 1
-                cutting = bool(self.cut_every) and self.commits % self.cut_every == 0
+                cutting = cutting or (bool(self.cut_every) and self.commits % self.cut_every == 0)
             if cutting:
                 cut.set()  # from now on nothing more travels back to the client
             writer.write(data)
@@ -105,11 +160,6 @@ class CommitCuttingProxy:
                 return
             writer.write(data)
             await writer.drain()
-
-    @staticmethod
-    def _is_commit(data: bytes) -> bool:
-        """A simple-query message (``Q``) whose text is COMMIT: how asyncpg ends a transaction."""
-        return data[:1] == b"Q" and b"COMMIT" in data[5:40].upper()
 
 
 @contextlib.contextmanager

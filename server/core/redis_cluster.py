@@ -4,11 +4,12 @@ Redis holds nothing durable; it carries three things between instances:
 
 - **Pushes.** Each hub topic is a Redis channel (``<prefix>:t:<topic>``). An
   instance subscribes to a topic's channel while it has a local subscriber of
-  it, and announces that on ``<prefix>:ctl``. A publish is serialized once,
-  queued to the instance's own subscribers at once, and sent to Redis by one
-  sender task that pipelines whatever queued meanwhile. A topic whose last
-  publish reached no other instance is not sent again until an instance
-  announces interest in it, so an unwatched game costs no Redis traffic.
+  it, and once Redis confirms the subscription announces that on
+  ``<prefix>:ctl``. A publish is serialized once, queued to the instance's own
+  subscribers and written to Redis at once (:mod:`server.core.redis_link`:
+  one connection publishes, one is subscribed). A topic whose last publish
+  reached no other instance is not sent again until an instance announces
+  interest in it, so an unwatched game costs no Redis traffic.
 - **Moves of games.** Taking a game (:mod:`server.storage.leases`) is announced
   on the control channel, so its previous owner drops its copy at once; the
   fencing token in PostgreSQL, not this message, is what keeps that owner
@@ -16,10 +17,11 @@ Redis holds nothing durable; it carries three things between instances:
 - **The leader** of once-per-cluster jobs: ``<prefix>:leader`` set with NX and
   a time to live, renewed by its holder while it runs.
 
-When the subscription breaks (Redis restarted or unreachable), the instance
-keeps serving (commits need only PostgreSQL), reconnects every
-``RETRY_S``, subscribes again, and then says goodbye to its clients: they may
-have missed pushes, and reconnecting makes them read every state again.
+When a link breaks (Redis restarted or unreachable, or silent past a ping),
+the instance keeps serving (commits need only PostgreSQL), drops what it
+would publish meanwhile, reconnects every ``RETRY_S``, subscribes again, and
+then says goodbye to its clients: they may have missed pushes, and
+reconnecting makes them read every state again.
 """
 
 from __future__ import annotations
@@ -31,11 +33,12 @@ import os
 import secrets
 import socket
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import hiredis
 from redis.asyncio import Redis
-from redis.asyncio.client import PubSub
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
@@ -44,6 +47,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server import metrics
 from server.core.hub import Hub, Subscriber, encode
+from server.core.redis_link import Endpoint, LinkError, RedisLink, Reply, open_link
 from server.storage import leases
 
 log = logging.getLogger(__name__)
@@ -179,6 +183,7 @@ class RedisCluster:
     def __init__(self, url: str, prefix: str, engine: AsyncEngine, name: str | None = None) -> None:
         self.name = name or instance_name()
         self.prefix = prefix
+        self.endpoint = Endpoint.from_url(url)
         self.redis: Redis = Redis.from_url(
             url, retry=Retry(NoBackoff(), 0), socket_timeout=5, socket_connect_timeout=2
         )
@@ -189,11 +194,9 @@ class RedisCluster:
         self.on_moved: Callable[[str], None] = lambda game_id: None
         self.on_resync: Callable[[], Awaitable[None]] = _nothing
         self.connected = False
-        self._pubsub: PubSub | None = None
-        self._outbox: list[tuple[str, str, str]] = []  # (topic or "", kind, body)
-        self._wake = asyncio.Event()
-        self._changes: list[tuple[bool, str]] = []  # (subscribe?, topic), in order
-        self._changed = asyncio.Event()
+        self._sub: RedisLink | None = None  # subscribed to the control channel and watched topics
+        self._pub: RedisLink | None = None  # publishes; its replies are receiver counts, in order
+        self._sent: deque[tuple[str, str, bool | None, int]] = deque()  # (topic, kind, counted, interest)
         self._subscribed: set[str] = set()  # topics whose channel this instance asked to subscribe to
         self._confirmed: set[str] = set()  # ... and whose subscription Redis has confirmed
         self._interest_seen = 0  # interest announcements received: a publish count older is stale
@@ -205,20 +208,30 @@ class RedisCluster:
     # -- what the hub and the leases call --------------------------------------------
 
     def send(self, topic: str, kind: str, body: str) -> None:
-        """Queue a message on a topic's channel; the sender task publishes it soon."""
-        self._outbox.append((topic, kind, body))
-        self._wake.set()
+        """Publish a message on a topic's channel now (dropped while Redis is away)."""
+        link = self._pub
+        if link is None or link.backed_up:
+            metrics.REDIS_DROPPED.inc()
+            return
+        channel = self.channel(topic) if topic else self.control
+        link.command("PUBLISH", channel, f"{self.name}{SEP}{kind}{SEP}{body}")
+        self._sent.append((topic, kind, self._counted(topic) if topic else None, self._interest_seen))
+        metrics.REDIS_PUBLISHED.inc()
 
     def send_control(self, kind: str, body: str) -> None:
         self.send("", kind, body)
 
     def want(self, topic: str) -> None:
-        self._changes.append((True, topic))
-        self._changed.set()
+        """A first local subscriber: subscribe to the topic's channel (again, after a drop)."""
+        if self._sub is not None and topic not in self._subscribed and self.hub.has_local(topic):
+            self._sub.command("SUBSCRIBE", self.channel(topic))
+            self._subscribed.add(topic)
 
     def drop(self, topic: str) -> None:
-        self._changes.append((False, topic))
-        self._changed.set()
+        """No local subscriber left: unsubscribe from the topic's channel."""
+        if self._sub is not None and topic in self._subscribed and not self.hub.has_local(topic):
+            self._sub.command("UNSUBSCRIBE", self.channel(topic))
+            self._subscribed.discard(topic)
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -226,7 +239,6 @@ class RedisCluster:
         loop = asyncio.get_running_loop()
         self._tasks = [
             loop.create_task(self._listen(), name="redis-listen"),
-            loop.create_task(self._send(), name="redis-send"),
             loop.create_task(self._lead(), name="redis-leader"),
         ]
 
@@ -249,88 +261,77 @@ class RedisCluster:
         except (RedisError, OSError, TimeoutError):
             return False
 
-    # -- receiving ---------------------------------------------------------------------
+    # -- the links ---------------------------------------------------------------------
 
     async def _listen(self) -> None:
         interrupted = False
         while True:
             try:
-                await self._subscribed_session(interrupted)
-            except (RedisError, OSError, TimeoutError) as exc:
+                await self._session(interrupted)
+            except (OSError, TimeoutError, LinkError) as exc:
                 if self.connected:
-                    log.warning("redis: subscription lost (%s); reconnecting", exc)
-                self._set_connected(False)
+                    log.warning("redis: link lost (%s); reconnecting", exc)
+            self._set_connected(False)
             interrupted = True
             await asyncio.sleep(RETRY_S)
 
-    async def _subscribed_session(self, interrupted: bool) -> None:
-        pubsub = self.redis.pubsub()
+    async def _session(self, interrupted: bool) -> None:
+        """Both links, from connecting until one of them breaks."""
+        sub = pub = None
         try:
-            self._changes.clear()  # everything wanted now is subscribed below
+            sub = await open_link(self.endpoint, self._on_subscription)
+            pub = await open_link(self.endpoint, self._on_publish_reply)
             topics = self.hub.local_topics()
-            await pubsub.subscribe(self.control, *(self.channel(t) for t in topics))
+            sub.command("SUBSCRIBE", self.control, *(self.channel(t) for t in topics))
             self._subscribed, self._confirmed = set(topics), set()
-            self._pubsub = pubsub
+            self._sent.clear()
+            self._sub, self._pub = sub, pub
             self.hub.quiet.clear()  # whoever watched what, before the break, is unknown
             self._set_connected(True)
-            for topic in topics:
-                self.send_control(INTEREST, topic)
             if interrupted:
                 log.warning("redis: subscribed again; clients reconnect to read every state again")
                 await self.on_resync()
-            changes = asyncio.get_running_loop().create_task(self._apply_changes(pubsub))
-            try:
-                await self._read(pubsub)
-            finally:
-                changes.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await changes
+            await self._keep_alive(sub, pub)
         finally:
-            self._pubsub = None
-            with contextlib.suppress(Exception):
-                await pubsub.aclose()  # type: ignore[no-untyped-call]
+            self._sub = self._pub = None
+            for link in (sub, pub):
+                if link is not None:
+                    link.close()
 
-    async def _read(self, pubsub: PubSub) -> None:
-        quiet_since = time.monotonic()
+    async def _keep_alive(self, sub: RedisLink, pub: RedisLink) -> None:
+        """Ping a link that has been quiet for ``PING_S``; one silent for twice that is dead."""
         while True:
-            message = await pubsub.get_message(timeout=PING_S)
-            if message is None:
-                if time.monotonic() - quiet_since >= PING_S:
-                    await asyncio.wait_for(pubsub.ping(), PING_S)
-                    quiet_since = time.monotonic()
-                continue
-            quiet_since = time.monotonic()
-            kind = message.get("type")
-            if kind == "message":
-                self._received(message["channel"].decode(), message["data"].decode())
-            elif kind in ("subscribe", "unsubscribe"):
-                self._confirm(message["channel"].decode(), kind == "subscribe")
+            done, _ = await asyncio.wait({sub.lost, pub.lost}, timeout=PING_S / 2)
+            if done:
+                raise ConnectionError("Redis closed the connection")
+            now = time.monotonic()
+            for link in (sub, pub):
+                if now - link.heard >= 2 * PING_S:
+                    raise TimeoutError(f"Redis has not answered for {2 * PING_S:.0f} s")
+                if now - link.heard >= PING_S:
+                    link.command("PING")
+                    if link is pub:
+                        self._sent.append(("", "", None, self._interest_seen))
+
+    def _on_subscription(self, reply: Reply) -> None:
+        if not isinstance(reply, list) or len(reply) < 3:
+            return  # the answer of a PING ([pong, ""] when subscribed) or of AUTH
+        kind, channel = reply[0], reply[1].decode()
+        if kind == b"message":
+            self._received(channel, reply[2].decode())
+        elif kind in (b"subscribe", b"unsubscribe"):
+            self._confirm(channel, kind == b"subscribe")
 
     def _confirm(self, channel: str, subscribed: bool) -> None:
         """Redis counts this instance among a channel's subscribers from here on (or no longer)."""
         if channel == self.control:
             return
         topic = channel[len(self.prefix) + 3 :]
-        if subscribed:
-            self._confirmed.add(topic)
-        else:
+        if not subscribed:
             self._confirmed.discard(topic)
-
-    async def _apply_changes(self, pubsub: PubSub) -> None:
-        """Subscribe and unsubscribe topic channels as local subscribers come and go."""
-        while True:
-            await self._changed.wait()
-            self._changed.clear()
-            changes, self._changes = self._changes, []
-            for subscribe, topic in changes:
-                here = self.hub.has_local(topic)
-                if subscribe and here and topic not in self._subscribed:
-                    await pubsub.subscribe(self.channel(topic))
-                    self._subscribed.add(topic)
-                    self.send_control(INTEREST, topic)
-                elif not subscribe and not here and topic in self._subscribed:
-                    await pubsub.unsubscribe(self.channel(topic))
-                    self._subscribed.discard(topic)
+            return
+        self._confirmed.add(topic)
+        self.send_control(INTEREST, topic)  # only now does every publish reach this instance
 
     def _received(self, channel: str, data: str) -> None:
         sender, kind, body = data.split(SEP, 2)
@@ -352,41 +353,21 @@ class RedisCluster:
         elif kind == FORWARD:
             self.hub.forward_here(topic, body)
 
-    # -- sending -----------------------------------------------------------------------
-
-    async def _send(self) -> None:
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            while self._outbox:
-                batch, self._outbox = self._outbox, []
-                await self._publish(batch)
-
-    async def _publish(self, batch: list[tuple[str, str, str]]) -> None:
-        if not self.connected:
-            metrics.REDIS_DROPPED.inc(len(batch))
+    def _on_publish_reply(self, reply: Reply) -> None:
+        """A publish's count of receivers: none but this instance, and the topic goes quiet."""
+        if not self._sent:
             return
-        interest_before = self._interest_seen
-        # whether Redis counts this instance among each topic's receivers: True, False, or unknown
-        counted = [self._counted(topic) for topic, _, _ in batch]
-        try:
-            async with self.redis.pipeline(transaction=False) as pipe:
-                for topic, kind, body in batch:
-                    channel = self.channel(topic) if topic else self.control
-                    pipe.publish(channel, f"{self.name}{SEP}{kind}{SEP}{body}")
-                counts = await pipe.execute()
-        except (RedisError, OSError, TimeoutError) as exc:
-            log.warning("redis: %d messages not published (%s)", len(batch), exc)
-            metrics.REDIS_DROPPED.inc(len(batch))
+        topic, kind, me, interest = self._sent.popleft()
+        if isinstance(reply, hiredis.ReplyError):
+            log.warning("redis: a publish was refused (%s)", reply)
+            metrics.REDIS_DROPPED.inc()
             return
-        metrics.REDIS_PUBLISHED.inc(len(batch))
-        if self._interest_seen != interest_before:
-            return  # someone subscribed meanwhile: these counts may be older than that
-        for (topic, kind, _), count, me in zip(batch, counts, counted, strict=True):
-            if topic and kind == FRAME and me is not None and int(count) - me <= 0:
-                if len(self.hub.quiet) >= QUIET_LIMIT:
-                    self.hub.quiet.clear()
-                self.hub.quiet.add(topic)
+        if kind != FRAME or me is None or interest != self._interest_seen:
+            return  # someone announced interest meanwhile: this count may be older than that
+        if int(reply) - me <= 0:
+            if len(self.hub.quiet) >= QUIET_LIMIT:
+                self.hub.quiet.clear()
+            self.hub.quiet.add(topic)
 
     def _counted(self, topic: str) -> bool | None:
         """Whether a publish now reaches this instance's own subscription (None: it may or may not:

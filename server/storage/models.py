@@ -107,6 +107,21 @@ class GameRow(Base):
     )
 
 
+GAME_STATE_COLUMNS = (  # what each change of a live game writes to its row (the group writer's update)
+    "status",
+    "result",
+    "score",
+    "moves",
+    "seq",
+    "progress",
+    "undos",
+    "elapsed_ms",
+    "fingerprint",
+    "last_action_ms",
+    "finished_ms",
+)
+
+
 class ActionRow(Base):
     """Every accepted action of a game, in order, undos included: the game's replay log."""
 

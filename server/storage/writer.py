@@ -35,7 +35,7 @@ import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import Table, bindparam, insert, select, tuple_, update
 from sqlalchemy.engine import make_url
@@ -44,7 +44,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from server.metrics import COMMIT_BATCH, COMMIT_SECONDS
 from server.storage.db import LOCK_WAIT_S, SQLITE_PRAGMAS
 from server.storage.faults import StorageInDoubt, StorageUnavailable, brief, is_unavailable
-from server.storage.models import ActionRow, GameRow
+from server.storage.models import GAME_STATE_COLUMNS, ActionRow, GameRow
+from server.storage.pg_batches import PgBatches, Rows
 
 log = logging.getLogger(__name__)
 
@@ -52,23 +53,10 @@ Extra = Callable[[AsyncConnection], Awaitable[None]]
 
 _INSERT_ACTION = insert(ActionRow)
 _INSERT_GAME = insert(GameRow)
-_GAME_COLUMNS = (
-    "status",
-    "result",
-    "score",
-    "moves",
-    "seq",
-    "progress",
-    "undos",
-    "elapsed_ms",
-    "fingerprint",
-    "last_action_ms",
-    "finished_ms",
-)
 _UPDATE_GAME = (
     update(GameRow)
     .where(GameRow.id == bindparam("b_id"))
-    .values({name: bindparam(f"b_{name}") for name in _GAME_COLUMNS})
+    .values({name: bindparam(f"b_{name}") for name in GAME_STATE_COLUMNS})
 )
 
 
@@ -84,6 +72,23 @@ class Write:
     fence: int | None = None  # with several instances: the game's token its owner took (storage.leases)
 
 
+class Batches(Protocol):
+    """A direct way to commit a plain batch (no ``extras``) on a connection of the writer's own."""
+
+    async def write(self, new_games: Rows, actions: Rows, games: Rows, fences: dict[str, int]) -> set[str]:
+        """Commit the rows in one transaction; returns the games of ``fences`` whose token held."""
+
+    async def probe(self) -> None:
+        """A write lock (or a round trip) taken and given back: raises while the database is away."""
+
+    async def close(self) -> None: ...
+
+
+def direct_batches(engine: AsyncEngine) -> Batches | None:
+    """The direct path for this engine: SQLite in a thread, PostgreSQL in one statement."""
+    return SqliteBatches.for_engine(engine) or PgBatches.for_engine(engine)
+
+
 class WriterClosed(RuntimeError):
     """The writer has stopped; nothing more can be made durable."""
 
@@ -93,7 +98,7 @@ class GroupWriter:
 
     def __init__(self, engine: AsyncEngine, max_batch: int = 1000, linger_s: float = 0.0) -> None:
         self._engine = engine
-        self._direct = SqliteBatches.for_engine(engine)
+        self._direct = direct_batches(engine)
         self._queue: asyncio.Queue[Write | None] = asyncio.Queue()
         self._max_batch = max_batch
         self._linger_s = linger_s
@@ -176,7 +181,7 @@ class GroupWriter:
 
     async def _write_batch(self, batch: list[Write]) -> None:
         if self._direct is not None and not any(w.extras for w in batch):
-            await self._direct.write(batch)
+            await self._direct.write(*batch_rows(batch), {})
         else:
             async with self._engine.begin() as conn:
                 await self._write(conn, batch)
@@ -252,7 +257,7 @@ class GroupWriter:
 
     @staticmethod
     async def _write(conn: AsyncConnection, batch: list[Write]) -> None:
-        new_games, actions, latest = _batch_rows(batch)
+        new_games, actions, latest = batch_rows(batch)
         if new_games:
             await conn.execute(_INSERT_GAME, new_games)
         if actions:
@@ -265,21 +270,23 @@ class GroupWriter:
                 await extra(conn)
 
 
-Rows = list[dict[str, Any]]
-
-
 async def _rows_match(conn: AsyncConnection, games: list[dict[str, Any]]) -> bool:
-    """Whether every game row holds the values a batch wrote (the batch's last one per game)."""
+    """Whether every game row holds the values a batch wrote (the batch's last one per game).
+
+    Read as plain columns on a Core connection: a Core ``select`` of the mapped
+    class yields its first column, not an object.
+    """
     if not games:
         return False
-    for values in games:
-        row = (await conn.execute(select(GameRow).where(GameRow.id == values["id"]))).scalar_one_or_none()
-        if row is None or any(getattr(row, name) != values[name] for name in _GAME_COLUMNS):
-            return False
-    return True
+    columns = [getattr(GameRow, name) for name in GAME_STATE_COLUMNS]
+    query = select(GameRow.id, *columns).where(GameRow.id.in_([values["id"] for values in games]))
+    stored = {row[0]: tuple(row[1:]) for row in await conn.execute(query)}
+    return all(
+        stored.get(values["id"]) == tuple(values[name] for name in GAME_STATE_COLUMNS) for values in games
+    )
 
 
-def _batch_rows(batch: list[Write]) -> tuple[Rows, Rows, Rows]:
+def batch_rows(batch: list[Write]) -> tuple[Rows, Rows, Rows]:
     """A batch's new game rows, action rows, and each game's last row values (only the last
     state of a game in the batch matters), for either way of writing it."""
     new_games = [w.new_game for w in batch if w.new_game is not None]
@@ -301,7 +308,7 @@ def _insert_sql(table: Table) -> str:
 _SQLITE_INSERT_GAME = _insert_sql(GameRow.__table__)  # type: ignore[arg-type]
 _SQLITE_INSERT_ACTION = _insert_sql(ActionRow.__table__)  # type: ignore[arg-type]
 _SQLITE_UPDATE_GAME = "UPDATE games SET {} WHERE id = :id".format(
-    ", ".join(f"{name} = :{name}" for name in _GAME_COLUMNS)
+    ", ".join(f"{name} = :{name}" for name in GAME_STATE_COLUMNS)
 )
 
 
@@ -321,9 +328,12 @@ class SqliteBatches:
             return None
         return cls(str(url.database))
 
-    async def write(self, batch: list[Write]) -> None:
+    async def write(self, new_games: Rows, actions: Rows, games: Rows, fences: dict[str, int]) -> set[str]:
+        if fences:
+            raise ValueError("SQLite serves one instance: its writes are never fenced")
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._thread, self._write_sync, *_batch_rows(batch))
+        await loop.run_in_executor(self._thread, self._write_sync, new_games, actions, games)
+        return set()
 
     def _write_sync(self, new_games: Rows, actions: Rows, games: Rows) -> None:
         conn = self._connection()

@@ -1,8 +1,8 @@
 """The group writer on each database: batches commit whole, a bad write fails alone.
 
-On SQLite the common batch takes the direct path (its own connection and
-thread); batches with extras, and every batch on PostgreSQL, go through
-SQLAlchemy. Both must leave the same rows.
+The common batch takes a direct path (SQLite: its own connection and thread;
+PostgreSQL: one statement on a connection of its own); batches with extras go
+through SQLAlchemy. Both must leave the same rows.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.storage.db import make_engine, migrate
 from server.storage.models import ActionRow, GameRow, Player
+from server.storage.pg_batches import PgBatches
 from server.storage.writer import GroupWriter, SqliteBatches, Write
 from tests.support import game_values
 
@@ -47,9 +48,20 @@ def migrated(database_url: str) -> str:
     return database_url
 
 
-async def _with_writer(url: str, body: Any) -> Any:
+class AnswerLost(GroupWriter):
+    """Commits every batch, then loses the answer on the way back (while ``losing``)."""
+
+    losing = True
+
+    async def _write_batch(self, batch: list[Write]) -> None:
+        await super()._write_batch(batch)
+        if self.losing:
+            raise ConnectionResetError("the answer of the commit was lost")
+
+
+async def _with_writer(url: str, body: Any, kind: type[GroupWriter] = GroupWriter) -> Any:
     engine = make_engine(url)
-    writer = GroupWriter(engine)
+    writer = kind(engine)
     writer.start()
     try:
         async with engine.begin() as conn:
@@ -63,10 +75,11 @@ async def _with_writer(url: str, body: Any) -> Any:
         await engine.dispose()
 
 
-def test_direct_path_only_for_sqlite_files(migrated: str) -> None:
+def test_direct_paths_for_sqlite_files_and_postgresql(migrated: str) -> None:
     engine = make_engine(migrated)
     is_sqlite = migrated.startswith("sqlite")
     assert (SqliteBatches.for_engine(engine) is not None) == is_sqlite
+    assert (PgBatches.for_engine(engine) is not None) == (not is_sqlite)
     asyncio.run(engine.dispose())
     memory = make_engine("sqlite+aiosqlite:///:memory:")
     assert SqliteBatches.for_engine(memory) is None
@@ -138,3 +151,26 @@ def test_extras_commit_in_the_same_transaction(migrated: str) -> None:
         assert (seq, list(actions)) == (1, [0])  # the failed extra took its action down with it
 
     asyncio.run(_with_writer(migrated, body))
+
+
+def test_a_lost_answer_is_read_back_for_every_kind_of_write(migrated: str) -> None:
+    """New games, actions and a game row changed alone (a resignation) are all found stored."""
+
+    async def body(engine: Any, writer: GroupWriter) -> None:
+        assert isinstance(writer, AnswerLost)
+        writer.losing = False
+        await writer.submit(Write(None, None, new_game=game_values("g_a", "p_1")))
+        await writer.submit(Write(None, None, new_game=game_values("g_b", "p_1")))
+        writer.losing = True
+        ended = {**_row_update("g_b", 0), "status": "lost", "result": "resigned", "finished_ms": 9}
+        writes = [
+            Write(None, None, new_game=game_values("g_c", "p_1")),
+            Write(_action("g_a", 0), _row_update("g_a", 1)),
+            Write(None, ended),
+        ]
+        assert await asyncio.gather(*(writer.submit(w) for w in writes)) == [None, None, None]
+        async with engine.connect() as conn:
+            rows = (await conn.execute(select(GameRow.id, GameRow.seq, GameRow.result))).all()
+        assert sorted(rows) == [("g_a", 1, None), ("g_b", 0, "resigned"), ("g_c", 0, None)]
+
+    asyncio.run(_with_writer(migrated, body, AnswerLost))

@@ -1,0 +1,157 @@
+"""Group commit on PostgreSQL: a whole batch is one statement, one round trip, one transaction.
+
+Through SQLAlchemy a batch was a checkout (with its ping), BEGIN, one
+statement per table, the fencing check and COMMIT: six round trips and the
+ORM's per-row work on the event loop, for every batch. Here the batch's rows
+travel as column arrays (``unnest``) in a single prepared statement on a
+connection the writer keeps for itself; PostgreSQL runs a lone statement as
+its own transaction, so the new games, the actions and the games' new values
+commit together or not at all.
+
+With several instances the same statement checks each game's fencing token
+(:mod:`server.storage.leases`): the ``fence`` part locks the games' lease rows
+in id order and keeps the games whose token is still the one their writer
+took; a fenced write of any other game is left out of the statement, and the
+statement answers which games passed. A token that changed while the
+statement waited for its row lock is read as it is after that change
+(PostgreSQL re-reads a locked row in READ COMMITTED), so an instance that
+lost a game never commits for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import asyncpg
+from sqlalchemy import Table
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from server.storage.models import GAME_STATE_COLUMNS, ActionRow, GameRow
+
+Rows = list[dict[str, Any]]
+_GAME_TABLE: Table = GameRow.__table__  # type: ignore[assignment]
+_ACTION_TABLE: Table = ActionRow.__table__  # type: ignore[assignment]
+_CHANGED = ("id", *GAME_STATE_COLUMNS)  # what an action's write sets, and which game
+
+
+def _type(table: Table, column: str) -> str:
+    return str(table.c[column].type.compile(dialect=postgresql.dialect()))  # type: ignore[no-untyped-call]
+
+
+class _Params:
+    """Numbers the statement's array parameters in the order they are declared."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def arrays(self, table: Table, columns: tuple[str, ...], alias: str) -> str:
+        """``unnest($n::type[], ...) AS alias(columns)`` for these columns of the table."""
+        casts = []
+        for column in columns:
+            self.count += 1
+            casts.append(f"${self.count}::{_type(table, column)}[]")
+        return f"unnest({', '.join(casts)}) AS {alias}({', '.join(columns)})"
+
+    def one(self, cast: str) -> str:
+        self.count += 1
+        return f"${self.count}::{cast}"
+
+
+def _statement() -> str:
+    p = _Params()
+    game_columns = tuple(c.name for c in _GAME_TABLE.columns)
+    action_columns = tuple(c.name for c in _ACTION_TABLE.columns)
+    new_games = p.arrays(_GAME_TABLE, game_columns, "n")
+    actions = p.arrays(_ACTION_TABLE, action_columns, "a")
+    changes = p.arrays(_GAME_TABLE, _CHANGED, "v")
+    fenced_ids, fence_tokens = p.one("varchar[]"), p.one("bigint[]")
+    passed = "(SELECT game_id FROM fence)"
+    sets = ", ".join(f"{c} = v.{c}" for c in GAME_STATE_COLUMNS)
+    return f"""
+WITH fence AS (
+  SELECT l.game_id FROM game_leases AS l
+  JOIN unnest({fenced_ids}, {fence_tokens}) AS f(game_id, token)
+    ON l.game_id = f.game_id AND l.token = f.token
+  ORDER BY l.game_id FOR UPDATE OF l
+), new_games AS (
+  INSERT INTO games ({", ".join(game_columns)}) SELECT * FROM {new_games}
+), new_actions AS (
+  INSERT INTO actions ({", ".join(action_columns)}) SELECT * FROM {actions}
+  WHERE NOT a.game_id = ANY({fenced_ids}) OR a.game_id IN {passed}
+), changed AS (
+  UPDATE games SET {sets} FROM {changes}
+  WHERE games.id = v.id AND (NOT v.id = ANY({fenced_ids}) OR v.id IN {passed})
+)
+SELECT game_id FROM fence
+"""
+
+
+STATEMENT = _statement()
+_GAME_NAMES = tuple(c.name for c in _GAME_TABLE.columns)
+_ACTION_NAMES = tuple(c.name for c in _ACTION_TABLE.columns)
+
+
+def _columns(rows: Rows, names: tuple[str, ...]) -> list[list[Any]]:
+    return [[row[name] for row in rows] for name in names]
+
+
+def arguments(new_games: Rows, actions: Rows, games: Rows, fences: dict[str, int]) -> list[Any]:
+    """The statement's arrays, column by column, in the order it declares them."""
+    return [
+        *_columns(new_games, _GAME_NAMES),
+        *_columns(actions, _ACTION_NAMES),
+        *_columns(games, _CHANGED),
+        list(fences),
+        list(fences.values()),
+    ]
+
+
+class PgBatches:
+    """Writes whole batches on a PostgreSQL connection of its own (opened again after a failure)."""
+
+    def __init__(self, connect: dict[str, Any]) -> None:
+        self._connect = connect
+        self._conn: asyncpg.Connection | None = None
+        self._opening = asyncio.Lock()
+
+    @classmethod
+    def for_engine(cls, engine: AsyncEngine) -> PgBatches | None:
+        """The direct path for a PostgreSQL engine on asyncpg; None for anything else."""
+        if engine.dialect.name != "postgresql" or engine.dialect.driver != "asyncpg":
+            return None
+        _, kwargs = engine.dialect.create_connect_args(engine.url)
+        return cls(dict(kwargs))
+
+    async def write(self, new_games: Rows, actions: Rows, games: Rows, fences: dict[str, int]) -> set[str]:
+        """Commit the batch; the games among ``fences`` whose token still held (their writes are in)."""
+        conn = await self._connection()
+        try:
+            rows = await conn.fetch(STATEMENT, *arguments(new_games, actions, games, fences))
+        except BaseException:
+            await self._drop()  # its fate is read back through the engine; the next batch reconnects
+            raise
+        return {row[0] for row in rows}
+
+    async def probe(self) -> None:
+        conn = await self._connection()
+        try:
+            await conn.execute("SELECT 1")
+        except BaseException:
+            await self._drop()
+            raise
+
+    async def close(self) -> None:
+        await self._drop()
+
+    async def _connection(self) -> asyncpg.Connection:
+        async with self._opening:
+            if self._conn is None or self._conn.is_closed():
+                self._conn = await asyncpg.connect(**self._connect)
+            return self._conn
+
+    async def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None and not conn.is_closed():
+            conn.terminate()
