@@ -16,12 +16,21 @@ tens of milliseconds and queue them all. So a read is parsed
 ``FEED_BYTES`` at a time, and once ``READ_HIGH_WATER`` messages wait, the
 rest of it is held unparsed until the app has taken them down to
 ``READ_LOW_WATER``: parsing keeps pace with what the app takes.
+
+Sending: through ASGI a frame out is an awaited ``send`` under every
+middleware, so a push had to start a task to make it. This protocol also
+offers, in the scope's extensions under :data:`SEND_NOW`, a plain function
+that writes a text frame at once and says whether it could (not before the
+handshake, after a close, or while the transport asks writers to wait); the
+app falls back to ``send`` when it could not or when the extension is absent
+(uvicorn's own implementations).
 """
 
 from __future__ import annotations
 
 from uvicorn._types import ASGIReceiveEvent
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.http11 import Request
 
 # uvicorn's sans-I/O protocol is private API: the range of uvicorn releases this module was
 # tested with (pyproject.toml pins the same), and what of it is used beyond its public methods.
@@ -45,7 +54,12 @@ UVICORN_PROTOCOL_ATTRIBUTES = (  # of a WebSocketsSansIOProtocol instance
     "receive",  # overridden: the ASGI receive callable
     "data_received",  # overridden: fed in slices
     "connection_lost",  # overridden: drops what was held
+    "handle_connect",  # extended: offers SEND_NOW in the scope (which it makes)
+    "handshake_complete",
+    "disconnected",
+    "writable",
 )
+SEND_NOW = "solitaire.send_text_now"  # scope["extensions"][SEND_NOW]["write"](text) -> bool
 
 READ_HIGH_WATER = 16  # messages waiting for the app before the socket is no longer read
 READ_LOW_WATER = 4  # reading resumes once no more than this many wait
@@ -82,6 +96,24 @@ class BufferedWebSocketProtocol(WebSocketsSansIOProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._held = b""
         super().connection_lost(exc)
+
+    def handle_connect(self, event: Request) -> None:
+        super().handle_connect(event)
+        self.scope["extensions"][SEND_NOW] = {"write": self.send_text_now}
+
+    def send_text_now(self, text: str) -> bool:
+        """Write a text frame at once, if nothing stands in the way; False: use ``send``."""
+        if (
+            not self.handshake_complete
+            or self.close_sent
+            or self.disconnected
+            or not self.writable.is_set()
+            or self.transport.is_closing()
+        ):
+            return False
+        self.conn.send_text(text.encode())
+        self.transport.write(b"".join(self.conn.data_to_send()))
+        return True
 
     def send_receive_event_to_app(self) -> None:
         data = self.frames[0] if len(self.frames) == 1 else b"".join(self.frames)

@@ -36,12 +36,19 @@ from server.logs import CONNECTION, REQUEST, next_connection_id
 from server.storage import queries
 from server.storage.faults import brief, is_unavailable
 from server.vocabulary import CloseCode, ConnectionState, ErrorCode
+from server.ws_transport import SEND_NOW
 
 log = logging.getLogger(__name__)
 MAX_QUEUED_FRAMES = 256  # a watcher this far behind is disconnected
 BACKPRESSURE_FRAMES = 32  # a client this far behind on its own replies is not read from
 UNAVAILABLE = ProtocolError(ErrorCode.UNAVAILABLE, "the database is unavailable; try again shortly")
 AUTH_POLL_S = 0.5  # the auth deadline is checked on the injected clock at least this often
+
+
+def send_now(websocket: WebSocket) -> Callable[[str], bool] | None:
+    """The transport's own frame writer, where it offers one (:data:`server.ws_transport.SEND_NOW`)."""
+    extension = (websocket.scope.get("extensions") or {}).get(SEND_NOW)
+    return extension["write"] if extension else None
 
 
 class Connection:
@@ -59,6 +66,7 @@ class Connection:
         self.quotas = services.quotas
         self._outbox: deque[str] = deque()
         self._sender: asyncio.Task[None] | None = None
+        self._write_now = send_now(websocket)
         self.closed = False
         self._address = address_key(websocket.client.host if websocket.client else None)
         self._held_address: str | None = None  # the quota slots this connection holds
@@ -123,6 +131,9 @@ class Connection:
             self._outbox.clear()
             self.closed = True
             asyncio.get_running_loop().create_task(self._close(CloseCode.TOO_SLOW, "too slow"))
+            return
+        idle = not self._outbox and self._sender is None  # nothing queued before it: order is kept
+        if idle and self._write_now is not None and self._write_now(frame):
             return
         self._outbox.append(frame)
         if self._sender is None:

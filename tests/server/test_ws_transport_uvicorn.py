@@ -61,9 +61,10 @@ async def test_protocol_attributes_still_exist() -> None:
     protocol = BufferedWebSocketProtocol(config, ServerState(), {}, _loop=asyncio.get_running_loop())
     missing = [name for name in UVICORN_PROTOCOL_ATTRIBUTES if not hasattr(protocol, name)]
     assert not missing, f"uvicorn's WebSocketsSansIOProtocol no longer has {missing}"
-    for method in ("send_receive_event_to_app", "receive"):  # what is overridden still exists below
+    for method in ("send_receive_event_to_app", "receive", "handle_connect"):  # overridden: still below
         base = BufferedWebSocketProtocol.__mro__[1]
         assert callable(getattr(base, method, None)), f"{base.__name__}.{method} is gone"
+    assert not protocol.send_text_now("too early")  # before the handshake: the app must use send
 
 
 async def test_http_protocol_attributes_still_exist() -> None:
