@@ -140,6 +140,8 @@ def build_cluster_services(settings: Settings, clock: Clock) -> tuple[Services, 
         await services.peers.goodbye_all("pushes may have been missed; reconnect to read every state again")
 
     cluster.on_resync = resync
+    services.peers.elsewhere = cluster.sessions_ended  # the other instances close theirs too
+    cluster.on_sessions_ended = services.peers.end_here
     return services, cluster
 
 

@@ -1,6 +1,6 @@
 """Several instances on one PostgreSQL database, coordinated through Redis.
 
-Redis holds nothing durable; it carries three things between instances:
+Redis holds nothing durable; it carries four things between instances:
 
 - **Pushes.** Each hub topic is a Redis channel (``<prefix>:t:<topic>``). An
   instance subscribes to a topic's channel while it has a local subscriber of
@@ -15,6 +15,11 @@ Redis holds nothing durable; it carries three things between instances:
   from ever committing for the game again.
 - **The leader** of once-per-cluster jobs: ``<prefix>:leader`` set with NX and
   a time to live, renewed by its holder while it runs.
+- **Ended sessions.** Logging out (or revoking, or a new password) is
+  announced on the control channel with the ended tokens' hashes, and every
+  instance closes its own sockets on them.
+
+Failed logins are counted in Redis too, by :mod:`server.core.redis_backoff`.
 
 When the subscription breaks (Redis restarted or unreachable), the instance
 keeps serving (commits need only PostgreSQL), reconnects every
@@ -31,7 +36,7 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from redis.asyncio import Redis
@@ -55,6 +60,7 @@ LEADER_RENEW_S = 1.0
 QUIET_LIMIT = 100_000  # topics remembered as unwatched elsewhere (forgotten all at once past it)
 
 FRAME, CLOSE, FORWARD, INTEREST, MOVED = "m", "c", "f", "i", "g"
+ENDED = "e"  # on the control channel: sessions ended; the body is their token hashes, comma-separated
 
 RENEW = """
 if redis.call('get', KEYS[1]) == ARGV[1] then
@@ -188,6 +194,8 @@ class RedisCluster:
         self.control = f"{prefix}:ctl"
         self.on_moved: Callable[[str], None] = lambda game_id: None
         self.on_resync: Callable[[], Awaitable[None]] = _nothing
+        self.on_sessions_ended: Callable[[set[str]], Coroutine[Any, Any, object]] = _no_sessions
+        self._ending: set[asyncio.Task[object]] = set()  # closing sockets of sessions ended elsewhere
         self.connected = False
         self._pubsub: PubSub | None = None
         self._outbox: list[tuple[str, str, str]] = []  # (topic or "", kind, body)
@@ -211,6 +219,10 @@ class RedisCluster:
 
     def send_control(self, kind: str, body: str) -> None:
         self.send("", kind, body)
+
+    def sessions_ended(self, token_hashes: set[str]) -> None:
+        """Tell the other instances these sessions ended: each closes its own sockets on them."""
+        self.send_control(ENDED, ",".join(sorted(token_hashes)))
 
     def want(self, topic: str) -> None:
         self._changes.append((True, topic))
@@ -343,6 +355,8 @@ class RedisCluster:
                 self.hub.quiet.discard(body)
             elif kind == MOVED:
                 self.on_moved(body)
+            elif kind == ENDED:
+                self._end_sessions(set(body.split(",")))
             return
         topic = channel[len(self.prefix) + 3 :]
         if kind == FRAME:
@@ -351,6 +365,11 @@ class RedisCluster:
             self.hub.close_here(topic)
         elif kind == FORWARD:
             self.hub.forward_here(topic, body)
+
+    def _end_sessions(self, token_hashes: set[str]) -> None:
+        task = asyncio.get_running_loop().create_task(self.on_sessions_ended(token_hashes))
+        self._ending.add(task)
+        task.add_done_callback(self._ending.discard)
 
     # -- sending -----------------------------------------------------------------------
 
@@ -424,4 +443,8 @@ class RedisCluster:
 
 
 async def _nothing() -> None:
+    return None
+
+
+async def _no_sessions(token_hashes: set[str]) -> None:
     return None
