@@ -109,6 +109,7 @@ async def test_a_database_outage_is_told_survived_and_loses_nothing(
             assert all(during), "an instance did not refuse during the outage"
             assert {code for codes in during for code in codes} == {"unavailable"}, during
             assert all(not any(at > down_at + 0.5 for at in p.acked_at) for p in players)
+            assert proxy.refused > 0  # the instances kept trying to reach it, and were turned away
 
             proxy.up()
             up_at = time.monotonic()
