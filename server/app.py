@@ -30,6 +30,7 @@ from starlette.routing import BaseRoute, Mount, WebSocketRoute
 
 from server.clock import Clock, wall_clock_ms
 from server.config import Settings
+from server.core.backoff import FailureCounts, in_memory
 from server.core.context import Handler, Handlers
 from server.core.games import GameService
 from server.core.hub import Hub
@@ -139,10 +140,19 @@ def build_cluster_services(settings: Settings, clock: Clock) -> tuple[Services, 
         await services.peers.goodbye_all("pushes may have been missed; reconnect to read every state again")
 
     cluster.on_resync = resync
+    services.peers.elsewhere = cluster.sessions_ended  # the other instances close theirs too
+    cluster.on_sessions_ended = services.peers.end_here
     return services, cluster
 
 
-def build_features(services: Services, redis_ping: Ping | None = None) -> Features:
+def shared_failures(cluster: RedisCluster, clock: Clock) -> FailureCounts:
+    """Failed logins counted in Redis, so every instance slows a username or address alike."""
+    from server.core.redis_backoff import RedisCounts
+
+    return RedisCounts(cluster.redis, cluster.prefix, clock)
+
+
+def build_features(services: Services, failures: FailureCounts, redis_ping: Ping | None = None) -> Features:
     """Each feature from what it needs, and the routes and handlers they export."""
     solver_slot = asyncio.Semaphore(1)  # one long solve at a time per server
     dailies = Dailies(services)
@@ -155,7 +165,7 @@ def build_features(services: Services, redis_ping: Ping | None = None) -> Featur
     boards_api = LeaderboardsApi(services.engine, dailies)
     solutions_api = SolutionsApi(services.games, solutions, services.sessions)
     moderation = Moderation(services.engine, services.sessions, services.clock, services.peers)
-    accounts = Accounts(services)
+    accounts = Accounts(services, failures)
     profiles = Profiles(services)
     ghosts = GhostRaces(services, dailies, profiles, services.quotas.races)
     routes: list[BaseRoute] = [
@@ -203,9 +213,10 @@ def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -
     cluster: RedisCluster | None = None
     if settings.redis_url:
         services, cluster = build_cluster_services(settings, clock)
+        features = build_features(services, shared_failures(cluster, clock), cluster.ping)
     else:
         services = build_services(settings, clock)
-    features = build_features(services, cluster.ping if cluster is not None else None)
+        features = build_features(services, in_memory(clock))
 
     instance = InstanceLock(settings.database_url)
     database = DatabaseLock(settings.database_url, shared=cluster is not None)

@@ -1,4 +1,5 @@
-"""A TCP proxy between the server and PostgreSQL that can lose a COMMIT's answer.
+"""A TCP proxy between the server and PostgreSQL that can lose a COMMIT's answer, or the
+whole database for a while.
 
 It forwards bytes both ways. When cutting is on, every ``cut_every``-th
 commit a client sends is forwarded to PostgreSQL, and once PostgreSQL has
@@ -6,6 +7,10 @@ had time to run it, the connection is closed both ways before the answer can
 travel back: the database holds the transaction, the client never hears so.
 A commit is a ``COMMIT``, or a run of the group writer's one-statement batch
 (:mod:`server.storage.pg_batches`), which commits on its own.
+
+:meth:`CommitCuttingProxy.down` is an outage: every link is dropped at once,
+whatever it was doing, and every new one is closed as soon as it arrives,
+until :meth:`CommitCuttingProxy.up`.
 """
 
 from __future__ import annotations
@@ -79,6 +84,8 @@ class CommitCuttingProxy:
         self.commits = 0
         self.cuts = 0
         self.port = 0
+        self.refusing = False  # an outage: new links are closed at once
+        self.refused = 0  # links closed at once during outages
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._server: asyncio.Server | None = None
@@ -111,7 +118,29 @@ class CommitCuttingProxy:
         if not self._thread.is_alive():
             self._loop.close()
 
+    def down(self) -> None:
+        """Drop every link now and refuse new ones until :meth:`up`."""
+
+        async def drop() -> None:
+            self.refusing = True
+            for task in list(self._links):
+                task.cancel()
+
+        asyncio.run_coroutine_threadsafe(drop(), self._loop).result(timeout=10)
+
+    def up(self) -> None:
+        """Let links through again."""
+
+        async def allow() -> None:
+            self.refusing = False
+
+        asyncio.run_coroutine_threadsafe(allow(), self._loop).result(timeout=10)
+
     async def _accept(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+        if self.refusing:
+            self.refused += 1
+            client_w.close()
+            return
         task = asyncio.current_task()
         if task is not None:
             self._links.add(task)

@@ -20,6 +20,7 @@ from engine.api import ACTION_FIELDS
 from server.app import build_features, build_services, create_app
 from server.clock import wall_clock_ms
 from server.config import Settings
+from server.core.backoff import in_memory
 from server.edge.protocol import REQUESTS
 from server.vocabulary import ErrorCode
 from tests import sources
@@ -127,7 +128,10 @@ def test_every_server_message_type_is_documented() -> None:
 
 
 def test_every_request_is_documented() -> None:
-    served = {*build_features(build_services(Settings(), wall_clock_ms)).handlers, "auth"}
+    served = {
+        *build_features(build_services(Settings(), wall_clock_ms), in_memory(wall_clock_ms)).handlers,
+        "auth",
+    }
     documented = set(message_names("publish"))
     assert served <= documented, served - documented
     assert documented <= set(REQUESTS), documented - set(REQUESTS)

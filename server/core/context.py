@@ -69,6 +69,8 @@ class Peers:
 
     def __init__(self) -> None:
         self._peers: set[Peer] = set()
+        # how the other instances hear of ended sessions (several instances: through Redis)
+        self.elsewhere: Callable[[set[str]], None] = _alone
 
     def add(self, peer: Peer) -> None:
         self._peers.add(peer)
@@ -85,7 +87,14 @@ class Peers:
                 peer.rename(name)
 
     async def end_sessions(self, token_hashes: set[str]) -> int:
-        """Close every connection authenticated with one of these tokens; returns how many."""
+        """Close every connection authenticated with one of these tokens, here and on every other
+        instance; returns how many here."""
+        if token_hashes:
+            self.elsewhere(token_hashes)
+        return await self.end_here(token_hashes)
+
+    async def end_here(self, token_hashes: set[str]) -> int:
+        """Close this instance's connections authenticated with one of these tokens; how many."""
         ending = [
             peer for peer in self._peers if peer.token_hash is not None and peer.token_hash in token_hashes
         ]
@@ -96,6 +105,10 @@ class Peers:
     async def goodbye_all(self, reason: str) -> None:
         for peer in list(self._peers):
             await peer.goodbye(reason)
+
+
+def _alone(token_hashes: set[str]) -> None:
+    """One instance has no others to tell."""
 
 
 class Starter(Protocol):

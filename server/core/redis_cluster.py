@@ -1,6 +1,6 @@
 """Several instances on one PostgreSQL database, coordinated through Redis.
 
-Redis holds nothing durable; it carries three things between instances:
+Redis holds nothing durable; it carries four things between instances:
 
 - **Pushes.** Each hub topic is a Redis channel (``<prefix>:t:<topic>``). An
   instance subscribes to a topic's channel while it has a local subscriber of
@@ -16,6 +16,11 @@ Redis holds nothing durable; it carries three things between instances:
   from ever committing for the game again.
 - **The leader** of once-per-cluster jobs: ``<prefix>:leader`` set with NX and
   a time to live, renewed by its holder while it runs.
+- **Ended sessions.** Logging out (or revoking, or a new password) is
+  announced on the control channel with the ended tokens' hashes, and every
+  instance closes its own sockets on them.
+
+Failed logins are counted in Redis too, by :mod:`server.core.redis_backoff`.
 
 When a link breaks (Redis restarted or unreachable, or silent past a ping),
 the instance keeps serving (commits need only PostgreSQL), drops what it
@@ -34,7 +39,7 @@ import secrets
 import socket
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import hiredis
@@ -59,6 +64,7 @@ LEADER_RENEW_S = 1.0
 QUIET_LIMIT = 100_000  # topics remembered as unwatched elsewhere (forgotten all at once past it)
 
 FRAME, CLOSE, FORWARD, INTEREST, MOVED = "m", "c", "f", "i", "g"
+ENDED = "e"  # on the control channel: sessions ended; the body is their token hashes, comma-separated
 
 RENEW = """
 if redis.call('get', KEYS[1]) == ARGV[1] then
@@ -193,6 +199,8 @@ class RedisCluster:
         self.control = f"{prefix}:ctl"
         self.on_moved: Callable[[str], None] = lambda game_id: None
         self.on_resync: Callable[[], Awaitable[None]] = _nothing
+        self.on_sessions_ended: Callable[[set[str]], Coroutine[Any, Any, object]] = _no_sessions
+        self._ending: set[asyncio.Task[object]] = set()  # closing sockets of sessions ended elsewhere
         self.connected = False
         self._sub: RedisLink | None = None  # subscribed to the control channel and watched topics
         self._pub: RedisLink | None = None  # publishes; its replies are receiver counts, in order
@@ -220,6 +228,10 @@ class RedisCluster:
 
     def send_control(self, kind: str, body: str) -> None:
         self.send("", kind, body)
+
+    def sessions_ended(self, token_hashes: set[str]) -> None:
+        """Tell the other instances these sessions ended: each closes its own sockets on them."""
+        self.send_control(ENDED, ",".join(sorted(token_hashes)))
 
     def want(self, topic: str) -> None:
         """A first local subscriber: subscribe to the topic's channel (again, after a drop)."""
@@ -344,6 +356,8 @@ class RedisCluster:
                 self.hub.quiet.discard(body)
             elif kind == MOVED:
                 self.on_moved(body)
+            elif kind == ENDED:
+                self._end_sessions(set(body.split(",")))
             return
         topic = channel[len(self.prefix) + 3 :]
         if kind == FRAME:
@@ -352,6 +366,11 @@ class RedisCluster:
             self.hub.close_here(topic)
         elif kind == FORWARD:
             self.hub.forward_here(topic, body)
+
+    def _end_sessions(self, token_hashes: set[str]) -> None:
+        task = asyncio.get_running_loop().create_task(self.on_sessions_ended(token_hashes))
+        self._ending.add(task)
+        task.add_done_callback(self._ending.discard)
 
     def _on_publish_reply(self, reply: Reply) -> None:
         """A publish's count of receivers: none but this instance, and the topic goes quiet."""
@@ -405,4 +424,8 @@ class RedisCluster:
 
 
 async def _nothing() -> None:
+    return None
+
+
+async def _no_sessions(token_hashes: set[str]) -> None:
     return None

@@ -7,6 +7,9 @@ import sqlite3
 import asyncpg
 from sqlalchemy.exc import DBAPIError, OperationalError
 
+from server.errors import ProtocolError
+from server.vocabulary import ErrorCode
+
 _PG_GONE = (asyncpg.PostgresConnectionError, asyncpg.InterfaceError, asyncpg.CannotConnectNowError)
 
 
@@ -32,6 +35,15 @@ def is_unavailable(exc: BaseException) -> bool:
         return True
     cause = exc.__cause__ or exc.__context__
     return cause is not None and cause is not exc and is_unavailable(cause)
+
+
+def is_away(exc: BaseException) -> bool:
+    """A failure of the database itself, or the ``unavailable`` refusal a change of a game
+    becomes when the database cannot take it: background work that meets one logs a warning
+    (no traceback) and goes on."""
+    if isinstance(exc, ProtocolError) and exc.code == ErrorCode.UNAVAILABLE:
+        return True
+    return is_unavailable(exc)
 
 
 def brief(exc: BaseException) -> str:

@@ -77,6 +77,12 @@ class Instance:
     port: int
     proc: subprocess.Popen[bytes]
     stack: contextlib.ExitStack
+    log: Path | None = None  # where its stderr (its log) goes, if not to the test's
+
+    def logged(self) -> str:
+        """What the instance has logged so far (its ``log`` file)."""
+        assert self.log is not None, "started without a log file"
+        return self.log.read_text(encoding="utf-8", errors="replace")
 
     @property
     def url(self) -> str:
@@ -99,23 +105,28 @@ class Fleet:
     instances: list[Instance] = field(default_factory=list)
     stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
-    def start(self, port: int | None = None, redis_url: str | bool | None = True) -> Instance:
-        """One more instance (on ``port``, default a free one), waited for until it serves."""
+    def start(
+        self, port: int | None = None, redis_url: str | bool | None = True, log: Path | None = None
+    ) -> Instance:
+        """One more instance (on ``port``, default a free one), waited for until it serves;
+        with ``log``, what it logs (its stderr) is written to that file."""
         port = port or free_port()
         url = self.redis_url if redis_url is True else (redis_url or None)
         stack = contextlib.ExitStack()
         argv = server_argv()
+        stderr = None if log is None else stack.enter_context(log.open("wb"))
         proc = stack.enter_context(
             started(
                 argv,
                 cwd=ROOT,
                 env=server_env(self.database_url, url, self.prefix, port),
                 stdout=subprocess.PIPE,
+                stderr=stderr,
             )
         )
         self.stack.callback(stack.close)
         read_line(proc, START_TIMEOUT_S, READY_LINE.encode())
-        instance = Instance(port, proc, stack)
+        instance = Instance(port, proc, stack, log)
         self.instances.append(instance)
         return instance
 

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 import websockets
 
+from server.core.backoff import Backoff, BackoffRule
 from server.errors import ProtocolError
 from server.features.accounts.model import (
     HASHER,
-    Backoff,
     check_password,
     clean_username,
     common_passwords,
@@ -127,6 +127,14 @@ def test_backoff_doubles_after_the_free_failures_and_forgets() -> None:
     backoff.failed("other")
     backoff.succeeded("other")
     assert len(backoff) == 0
+
+
+def test_the_backoff_rule_waits_at_most_the_cap_however_many_failures() -> None:
+    rule = BackoffRule(free=2, base_s=1, cap_s=8, forget_s=60)
+    assert [rule.delay_s(n) for n in range(7)] == [0, 0, 0, 1, 2, 4, 8]
+    assert rule.delay_s(10**6) == 8  # no power of two that large is computed
+    assert rule.wait_s(3, last_ms=1000, now_ms=1250) == 0.75
+    assert rule.wait_s(9, last_ms=0, now_ms=60_000) == 0  # quiet for forget_s: forgotten
 
 
 # -- over HTTP and the WebSocket ---------------------------------------------------------------

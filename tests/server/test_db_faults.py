@@ -1,10 +1,12 @@
 """Database faults: a lost COMMIT answer (PostgreSQL), a SQLite file locked by another process,
-a second server on the same SQLite file. Memory always ends equal to the database, every
-client is told the truth, and the server recovers without a restart."""
+a second server on the same SQLite file, background work meeting an away database. Memory
+always ends equal to the database, every client is told the truth, and the server recovers
+without a restart."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import subprocess
 import sys
@@ -12,14 +14,22 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import cast
 
 import pytest
 from sqlalchemy import select
 
 from engine import Action, Game
 from server.config import Settings
+from server.core.games import GameService, LiveGame
+from server.core.services import Services
+from server.errors import ProtocolError
+from server.features.screening.service import SolverSignals
+from server.features.solutions.service import DeadEnds
 from server.storage.db import make_engine, migrate
+from server.storage.faults import is_away
 from server.storage.models import ActionRow
+from server.vocabulary import ErrorCode
 from tests.conftest import create_pg_database, drop_pg_database, pg_database_url
 from tests.pgproxy import CommitCuttingProxy, commit_cutting_proxy
 from tests.server.competing import random_line
@@ -220,3 +230,49 @@ async def test_every_http_route_answers_503_json_while_the_database_is_away(pg_u
         for path in ("/health", "/ready"):
             status, answer = await ahttp("GET", base + path)
             assert status == 503 and answer == {"status": "unavailable", "database": "unavailable"}
+
+
+@pytest.mark.parametrize(
+    ("away", "expected"),
+    [
+        (ProtocolError(ErrorCode.UNAVAILABLE, "the database cannot be written now"), True),
+        (ConnectionResetError(104, "Connection reset by peer"), True),
+        (ProtocolError(ErrorCode.BAD_MESSAGE, "no"), False),
+        (ValueError("a bug"), False),
+    ],
+)
+def test_what_counts_as_the_database_being_away(away: Exception, expected: bool) -> None:
+    assert is_away(away) is expected
+
+
+async def test_background_work_meeting_an_away_database_logs_a_warning_not_a_traceback(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The dead-end prover and the solver signals go on, and say so in one line each."""
+    dead_ends = DeadEnds(cast(GameService, None), asyncio.Semaphore(1))
+    signals = SolverSignals(cast(Services, None), asyncio.Semaphore(1))
+
+    async def away(*_: object) -> None:
+        raise ProtocolError(ErrorCode.UNAVAILABLE, "the database cannot be written now; nothing was changed")
+
+    monkeypatch.setattr(dead_ends, "check", away)
+    monkeypatch.setattr(signals, "analyse", away)
+    workers = [asyncio.create_task(dead_ends.run()), asyncio.create_task(signals.run())]
+    try:
+        with caplog.at_level(logging.WARNING):
+            dead_ends.pending["g_1"] = (cast(LiveGame, None), 3)
+            dead_ends.wake.set()
+            signals.pending["g_2"] = "SH1-C4-AAAAAJ2"
+            signals.idle.clear()
+            signals.wake.set()
+            deadline = time.monotonic() + 5
+            while dead_ends.pending or not signals.idle.is_set():
+                assert time.monotonic() < deadline, "the workers did not get through their queues"
+                await asyncio.sleep(0.01)
+    finally:
+        for worker in workers:
+            worker.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+    said = [(r.levelno, r.getMessage(), r.exc_info) for r in caplog.records]
+    assert [level for level, _, _ in said] == [logging.WARNING, logging.WARNING], said
+    assert all("database is away" in text and info is None for _, text, info in said), said

@@ -11,14 +11,15 @@ failed logins are slowed down.
   memory, 2 iterations, 1 lane (:data:`HASHER`).
 - **Failed logins** count per username (whether or not it exists, so the answer never
   tells) and per client address: past a few free failures each further one must wait
-  twice as long as the one before, up to a cap (:class:`Backoff`).
+  twice as long as the one before, up to a cap. The rule and its counts are in
+  :mod:`server.core.backoff` (one instance) and :mod:`server.core.redis_backoff` (a
+  fleet); :func:`slowed` is the answer to a login that must wait.
 """
 
 from __future__ import annotations
 
 import math
 import unicodedata
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,6 @@ from typing import Any
 from argon2 import PasswordHasher, Type
 from argon2.exceptions import InvalidHashError, VerificationError
 
-from server.clock import Clock
 from server.errors import ProtocolError
 from server.features.names.model import clean_name, graphemes, name_keys
 from server.vocabulary import ErrorCode
@@ -103,61 +103,6 @@ def verify_password(stored: str | None, password: str) -> bool:
         return matched and stored is not None
     except (VerificationError, InvalidHashError):
         return False
-
-
-@dataclass(slots=True)
-class _Failures:
-    count: int
-    last_ms: int
-
-
-class Backoff:
-    """Failed attempts per key on the injected clock: ``free`` failures cost nothing, then the
-    ``n``-th more waits ``base_s * 2**(n-1)`` seconds (at most ``cap_s``) before the next try.
-
-    A key is forgotten once it has been quiet for ``forget_s``; memory is capped at
-    ``max_keys`` (the oldest go first), so a flood of made-up names cannot fill it.
-    """
-
-    def __init__(
-        self,
-        clock: Clock,
-        free: int,
-        base_s: float = 1.0,
-        cap_s: float = 900.0,
-        forget_s: float = 3600.0,
-        max_keys: int = 100_000,
-    ) -> None:
-        self.clock, self.free, self.base_s, self.cap_s = clock, free, base_s, cap_s
-        self.forget_ms, self.max_keys = int(forget_s * 1000), max_keys
-        self._keys: dict[str, _Failures] = {}
-
-    def wait_s(self, key: str) -> float:
-        """Seconds before ``key`` may try again (0: now)."""
-        found = self._keys.get(key)
-        now = self.clock()
-        if found is None:
-            return 0.0
-        if now - found.last_ms >= self.forget_ms:
-            del self._keys[key]
-            return 0.0
-        over = found.count - self.free
-        if over <= 0:
-            return 0.0
-        delay_ms = min(self.base_s * float(2 ** (over - 1)), self.cap_s) * 1000
-        return max(0.0, (found.last_ms + delay_ms - now) / 1000)
-
-    def failed(self, key: str) -> None:
-        found = self._keys.pop(key, None)  # re-inserted: the dict stays in order of last failure
-        self._keys[key] = _Failures((found.count if found else 0) + 1, self.clock())
-        while len(self._keys) > self.max_keys:
-            del self._keys[next(iter(self._keys))]
-
-    def succeeded(self, key: str) -> None:
-        self._keys.pop(key, None)
-
-    def __len__(self) -> int:
-        return len(self._keys)
 
 
 def slowed(wait_s: float) -> ProtocolError:

@@ -1,5 +1,7 @@
 """Accounts and sessions: claiming a guest's player, logging in and out, the session list,
-changing the password. Every ended session's open sockets are closed at once (``Peers``)."""
+changing the password. Every ended session's open sockets are closed at once (``Peers``, on
+every instance). Failed logins are counted by the :class:`Failures` the app composed: this
+instance's alone, or the fleet's in Redis; the service does not know which."""
 
 from __future__ import annotations
 
@@ -9,11 +11,11 @@ from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 
+from server.core.backoff import BackoffRule, FailureCounts
 from server.core.quotas import Rate
 from server.core.services import Services
 from server.errors import ProtocolError
 from server.features.accounts.model import (
-    Backoff,
     bad_credentials,
     check_password,
     clean_username,
@@ -44,11 +46,11 @@ class LoggedIn:
 class Accounts:
     """The account rules over storage; its HTTP adapters are in ``api.py``."""
 
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, failures: FailureCounts) -> None:
         self.services = services
         clock = services.clock
-        self.by_account = Backoff(clock, ACCOUNT_FREE_FAILURES)
-        self.by_address = Backoff(clock, ADDRESS_FREE_FAILURES)
+        self.by_account = failures("account", BackoffRule(ACCOUNT_FREE_FAILURES))
+        self.by_address = failures("address", BackoffRule(ADDRESS_FREE_FAILURES))
         self.made = Rate(
             "accounts made from this address in an hour", ACCOUNTS_PER_HOUR / 3600, ACCOUNTS_PER_HOUR, clock
         )
@@ -95,22 +97,31 @@ class Accounts:
             return "?" + str(username)[:64].casefold(), None
         return fold, fold
 
+    async def _check_wait(self, key: str, address: str | None) -> None:
+        """``rate_limited`` if the username or the address must wait before trying again."""
+        wait = await self.by_account.wait_s(key)
+        if address:
+            wait = max(wait, await self.by_address.wait_s(address))
+        if wait:
+            raise slowed(wait)
+
+    async def _failed(self, key: str, address: str | None) -> None:
+        await self.by_account.failed(key)
+        if address:
+            await self.by_address.failed(address)
+
     async def log_in(self, username: Any, password: str, address: str | None, label: str) -> LoggedIn:
         """A new session for the account, or one answer for every failure (slowed past a few)."""
         key, fold = self._keys(username)
-        wait = max(self.by_account.wait_s(key), self.by_address.wait_s(address) if address else 0.0)
-        if wait:
-            raise slowed(wait)
+        await self._check_wait(key, address)
         async with self.services.engine.connect() as conn:
             account = None if fold is None else await store.account_by_fold(conn, fold)
         stored = account.password_hash if account else None
         matched = await asyncio.to_thread(verify_password, stored, password)  # unknown names too: same time
         if account is None or not matched:
-            self.by_account.failed(key)
-            if address:
-                self.by_address.failed(address)
+            await self._failed(key, address)
             raise bad_credentials()
-        self.by_account.succeeded(key)
+        await self.by_account.succeeded(key)
         async with self.services.engine.begin() as conn:
             session_id, token = await store.new_session(conn, account.player_id, label, self.services.clock())
             player = await store.identify(conn, token)
@@ -149,13 +160,9 @@ class Accounts:
         if account is None or who.session_id is None:
             raise ProtocolError(ErrorCode.CONFLICT, "a guest has no password: make an account first")
         key = account.username_fold
-        wait = max(self.by_account.wait_s(key), self.by_address.wait_s(address) if address else 0.0)
-        if wait:
-            raise slowed(wait)
+        await self._check_wait(key, address)
         if not await asyncio.to_thread(verify_password, account.password_hash, current):
-            self.by_account.failed(key)
-            if address:
-                self.by_address.failed(address)
+            await self._failed(key, address)
             raise ProtocolError(ErrorCode.BAD_CREDENTIALS, "wrong password", field="password")
         check_password(new, account.username, field="new_password")
         digest = await asyncio.to_thread(hash_password, new)

@@ -36,6 +36,7 @@ from server.features.dailies.model import (
 )
 from server.features.solutions.model import daily_length, proven_length
 from server.storage import dailies as store
+from server.storage.faults import brief, is_away
 from server.storage.stored_secrets import stored_or_new
 
 log = logging.getLogger(__name__)
@@ -241,8 +242,11 @@ class Dailies:
                 try:
                     await self.expire_due(today)
                     last_day, last_sweep = today, now
-                except Exception:  # the database may be briefly away; the next tick retries
-                    log.exception("daily sweep failed")
+                except Exception as exc:  # the database may be briefly away; the next tick retries
+                    if is_away(exc):
+                        log.warning("daily sweep not done: the database is away (%s)", brief(exc))
+                    else:
+                        log.exception("daily sweep failed")
             await asyncio.sleep(TICK_S)
 
     async def start(self) -> None:

@@ -22,6 +22,7 @@ from server.core.services import Services
 from server.features.screening.model import compare_lines
 from server.features.solutions.model import SOLUTION_BUDGET, solve_deal
 from server.storage import screening as store
+from server.storage.faults import brief, is_away
 
 log = logging.getLogger(__name__)
 REQUEUE_AT_START = 1000
@@ -55,8 +56,13 @@ class SolverSignals:
                 code = self.pending[game_id]
                 try:
                     await self.analyse(game_id, code)
-                except Exception:  # one failed comparison must not stop the worker
-                    log.exception("solver signals of %s failed", game_id)
+                except Exception as exc:  # one failed comparison must not stop the worker
+                    if is_away(exc):
+                        log.warning(
+                            "solver signals of %s not stored: the database is away (%s)", game_id, brief(exc)
+                        )
+                    else:
+                        log.exception("solver signals of %s failed", game_id)
                 finally:
                     self.pending.pop(game_id, None)
             self.idle.set()

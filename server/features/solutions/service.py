@@ -42,6 +42,7 @@ from server.features.solutions.model import (
     remember,
     solve_deal,
 )
+from server.storage.faults import brief, is_away
 from server.vocabulary import ErrorCode
 
 log = logging.getLogger(__name__)
@@ -124,8 +125,13 @@ class DeadEnds:
                 live, seq = self.pending.pop(game_id)
                 try:
                     await self.check(live, seq)
-                except Exception:  # one bad check must not stop the worker
-                    log.exception("dead-end check of %s failed", game_id)
+                except Exception as exc:  # one bad check must not stop the worker
+                    if is_away(exc):  # the game's next change queues it again
+                        log.warning(
+                            "dead end of %s not stored: the database is away (%s)", game_id, brief(exc)
+                        )
+                    else:
+                        log.exception("dead-end check of %s failed", game_id)
 
     async def verdict(self, game: Game) -> str:
         """The solver's answer for a position, cached by canonical position."""
