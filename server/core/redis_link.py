@@ -5,9 +5,12 @@ Every update crosses from its game's owner to the instances of its spectators
 through Redis, so each step of that crossing is on the path of a push. Through
 redis-py's asyncio pub/sub a received message woke a reading task, went
 through its retry, timeout and push-handling layers and came out as a dict; a
-publish waited for a sender task's turn. Here a publish is one write to the
-socket, made by the code that publishes; a message is parsed and handed on in
-``data_received``, before the event loop runs anything else. redis-py still
+publish waited for a sender task's turn. Here the commands given while the
+event loop runs one round of callbacks (the actions of one group commit, say)
+go out in one write as soon as that round ends, without waiting for any task;
+a message is parsed and handed on in ``data_received``, before the event loop
+runs anything else. One write per round rather than one per command: each
+write to a socket costs a system call and the kernel's whole path to Redis. redis-py still
 serves what is not on that path (the leader key, ``/ready``).
 
 :class:`RedisLink` is the protocol; :func:`open_link` connects it (TCP, TLS
@@ -71,6 +74,7 @@ class RedisLink(asyncio.Protocol):
         self.lost: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._reader = hiredis.Reader()
         self._transport: asyncio.Transport | None = None
+        self._pending: list[bytes] = []  # packed commands, written when this round of callbacks ends
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = cast(asyncio.Transport, transport)  # uvloop's does not subclass asyncio's
@@ -96,9 +100,17 @@ class RedisLink(asyncio.Protocol):
         return self._transport is None or self._transport.get_write_buffer_size() > MAX_BUFFERED_BYTES
 
     def command(self, *parts: str | bytes) -> None:
-        """Write one command now; its reply reaches ``on_reply`` in turn."""
-        if self._transport is not None:
-            self._transport.write(hiredis.pack_command(parts))  # type: ignore[arg-type]
+        """Send one command once this round of callbacks ends; its reply reaches ``on_reply`` in turn."""
+        if self._transport is None:
+            return
+        if not self._pending:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._pending.append(hiredis.pack_command(parts))  # type: ignore[arg-type]
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, []
+        if self._transport is not None and pending:
+            self._transport.write(b"".join(pending))
 
     def close(self) -> None:
         if self._transport is not None:
