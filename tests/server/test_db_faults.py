@@ -257,16 +257,13 @@ async def test_background_work_meeting_an_away_database_logs_a_warning_not_a_tra
 
     monkeypatch.setattr(dead_ends, "check", away)
     monkeypatch.setattr(signals, "analyse", away)
-    workers = [asyncio.create_task(dead_ends.run()), asyncio.create_task(signals.run())]
+    workers = [asyncio.create_task(dead_ends.queue.run()), asyncio.create_task(signals.queue.run())]
     try:
         with caplog.at_level(logging.WARNING):
-            dead_ends.pending["g_1"] = (cast(LiveGame, None), 3)
-            dead_ends.wake.set()
-            signals.pending["g_2"] = "SH1-C4-AAAAAJ2"
-            signals.idle.clear()
-            signals.wake.set()
+            dead_ends.queue.put("g_1", (cast(LiveGame, None), 3))
+            signals.queue.put_new("g_2", "SH1-C4-AAAAAJ2")
             deadline = time.monotonic() + 5
-            while dead_ends.pending or not signals.idle.is_set():
+            while not (dead_ends.queue.idle.is_set() and signals.queue.idle.is_set()):
                 assert time.monotonic() < deadline, "the workers did not get through their queues"
                 await asyncio.sleep(0.01)
     finally:

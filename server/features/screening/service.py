@@ -12,17 +12,16 @@ Flags come from the think-time thresholds, applied at the finish.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 
 from engine import parse_code
 from engine.vocabulary import Result
 from server.core.games import LiveGame
 from server.core.services import Services
+from server.core.worklist import Worklist
 from server.features.screening.model import compare_lines
 from server.features.solutions.model import SOLUTION_BUDGET, solve_deal
 from server.storage import screening as store
-from server.storage.faults import brief, is_away
 
 log = logging.getLogger(__name__)
 REQUEUE_AT_START = 1000
@@ -34,38 +33,15 @@ class SolverSignals:
     def __init__(self, services: Services, gate: asyncio.Semaphore) -> None:
         self.services = services
         self.gate = gate
-        self.pending: dict[str, str] = {}  # game id -> code, in arrival order
-        self.wake = asyncio.Event()
-        self.idle = asyncio.Event()
-        self.idle.set()
-        self.task: asyncio.Task[None] | None = None
+        self.queue: Worklist[str] = Worklist("solver signals", self._analyse_queued)  # game id -> code
 
     def on_change(self, live: LiveGame) -> None:
         """A game listener, O(1): a won ranked game is queued once."""
-        if live.ranked and live.result == Result.WON and live.id not in self.pending:
-            self.pending[live.id] = str(live.game.code)
-            self.idle.clear()
-            self.wake.set()
+        if live.ranked and live.result == Result.WON:
+            self.queue.put_new(live.id, str(live.game.code))
 
-    async def run(self) -> None:
-        while True:
-            await self.wake.wait()
-            self.wake.clear()
-            while self.pending:
-                game_id = next(iter(self.pending))
-                code = self.pending[game_id]
-                try:
-                    await self.analyse(game_id, code)
-                except Exception as exc:  # one failed comparison must not stop the worker
-                    if is_away(exc):
-                        log.warning(
-                            "solver signals of %s not stored: the database is away (%s)", game_id, brief(exc)
-                        )
-                    else:
-                        log.exception("solver signals of %s failed", game_id)
-                finally:
-                    self.pending.pop(game_id, None)
-            self.idle.set()
+    async def _analyse_queued(self, game_id: str, code: str) -> None:
+        await self.analyse(game_id, code)
 
     async def analyse(self, game_id: str, code: str) -> None:
         """Compare one result's log with the solver's line and store the figures."""
@@ -91,14 +67,8 @@ class SolverSignals:
         self.services.games.listeners.append(self.on_change)
         async with self.services.engine.connect() as conn:
             for game_id, code in await store.unanalysed(conn, REQUEUE_AT_START):
-                self.pending.setdefault(game_id, code)
-        if self.pending:
-            self.idle.clear()
-            self.wake.set()
-        self.task = asyncio.create_task(self.run(), name="solver-signals")
+                self.queue.put_new(game_id, code)
+        self.queue.start()
 
     async def stop(self) -> None:
-        if self.task is not None:
-            self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.task
+        await self.queue.stop()

@@ -19,7 +19,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections import OrderedDict
@@ -32,6 +31,7 @@ from engine.solver import position_key, solve_position
 from server import metrics
 from server.clock import Clock
 from server.core.games import GameService, LiveGame
+from server.core.worklist import Worklist
 from server.errors import ProtocolError
 from server.features.dailies.model import check_unsealed, day_of
 from server.features.solutions.model import (
@@ -42,7 +42,6 @@ from server.features.solutions.model import (
     remember,
     solve_deal,
 )
-from server.storage.faults import brief, is_away
 from server.vocabulary import ErrorCode
 
 log = logging.getLogger(__name__)
@@ -94,44 +93,25 @@ class DeadEnds:
     def __init__(self, games: GameService, gate: asyncio.Semaphore) -> None:
         self.games = games
         self.gate = gate  # shared with the solution answer: one solve at a time
-        self.pending: dict[str, tuple[LiveGame, int]] = {}
         self.verdicts: OrderedDict[Hashable, str] = OrderedDict()
-        self.wake = asyncio.Event()
-        self.task: asyncio.Task[None] | None = None
+        self.queue: Worklist[tuple[LiveGame, int]] = Worklist("dead end", self._check_queued)
         self.checks = 0  # solves run (cache misses), for tests and logs
 
     async def start(self) -> None:
         self.games.listeners.append(self.on_change)
-        self.task = asyncio.create_task(self.run(), name="dead-ends")
+        self.queue.start()
 
     async def stop(self) -> None:
-        if self.task is not None:
-            self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.task
+        await self.queue.stop()
 
     def on_change(self, live: LiveGame) -> None:
-        """A game listener: O(1), so the action's path stays as fast as before."""
+        """A game listener: O(1), so the action's path stays as fast as before. A game that
+        changes again while it waits is checked once, at its newest position."""
         if not live.finished and live.lost_seq != live.game.seq and may_be_lost(live.game):
-            self.pending[live.id] = (live, live.game.seq)
-            self.wake.set()
+            self.queue.put(live.id, (live, live.game.seq))
 
-    async def run(self) -> None:
-        while True:
-            await self.wake.wait()
-            self.wake.clear()
-            while self.pending:
-                game_id = next(iter(self.pending))
-                live, seq = self.pending.pop(game_id)
-                try:
-                    await self.check(live, seq)
-                except Exception as exc:  # one bad check must not stop the worker
-                    if is_away(exc):  # the game's next change queues it again
-                        log.warning(
-                            "dead end of %s not stored: the database is away (%s)", game_id, brief(exc)
-                        )
-                    else:
-                        log.exception("dead-end check of %s failed", game_id)
+    async def _check_queued(self, game_id: str, item: tuple[LiveGame, int]) -> None:
+        await self.check(*item)
 
     async def verdict(self, game: Game) -> str:
         """The solver's answer for a position, cached by canonical position."""
