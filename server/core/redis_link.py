@@ -5,11 +5,12 @@ Every update crosses from its game's owner to the instances of its spectators
 through Redis, so each step of that crossing is on the path of a push. Through
 redis-py's asyncio pub/sub a received message woke a reading task, went
 through its retry, timeout and push-handling layers and came out as a dict; a
-publish waited for a sender task's turn. Here the commands given while the
-event loop runs one round of callbacks (the actions of one group commit, say)
-go out in one write as soon as that round ends, without waiting for any task;
-a message is parsed and handed on in ``data_received``, before the event loop
-runs anything else. One write per round rather than one per command: each
+publish waited for a sender task's turn. Here the first command given while
+the event loop runs one round of callbacks is written at once, and those that
+follow it in that round (the other actions of one group commit, say) go out
+together as soon as the round ends, without waiting for any task; a message
+is parsed and handed on in ``data_received``, before the event loop runs
+anything else. At most two writes per round rather than one per command: each
 write to a socket costs a system call and the kernel's whole path to Redis. redis-py still
 serves what is not on that path (the leader key, ``/ready``).
 
@@ -75,6 +76,7 @@ class RedisLink(asyncio.Protocol):
         self._reader = hiredis.Reader()
         self._transport: asyncio.Transport | None = None
         self._pending: list[bytes] = []  # packed commands, written when this round of callbacks ends
+        self._round_open = False  # a command was written in this round: the next ones wait for its end
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = cast(asyncio.Transport, transport)  # uvloop's does not subclass asyncio's
@@ -100,14 +102,24 @@ class RedisLink(asyncio.Protocol):
         return self._transport is None or self._transport.get_write_buffer_size() > MAX_BUFFERED_BYTES
 
     def command(self, *parts: str | bytes) -> None:
-        """Send one command once this round of callbacks ends; its reply reaches ``on_reply`` in turn."""
+        """Send one command; its reply reaches ``on_reply`` in turn.
+
+        The first command of a round of callbacks is written at once; those
+        that follow it in the same round wait for the round's end and go out
+        together.
+        """
         if self._transport is None:
             return
-        if not self._pending:
-            asyncio.get_running_loop().call_soon(self._flush)
-        self._pending.append(hiredis.pack_command(parts))  # type: ignore[arg-type]
+        packed = hiredis.pack_command(parts)  # type: ignore[arg-type]
+        if self._round_open:
+            self._pending.append(packed)
+            return
+        self._round_open = True
+        asyncio.get_running_loop().call_soon(self._end_round)
+        self._transport.write(packed)
 
-    def _flush(self) -> None:
+    def _end_round(self) -> None:
+        self._round_open = False
         pending, self._pending = self._pending, []
         if self._transport is not None and pending:
             self._transport.write(b"".join(pending))
