@@ -10,7 +10,8 @@ more seconds of play.
 Figures: acknowledged actions per second and their latency (send → result),
 the push latency (send of the act on A → its update on B, both on this
 process's clock) and its part after the result (result → update), the
-servers' CPU per action (all instances together), their group commits (how
+servers' CPU per action (all instances together; also the event loops' threads
+alone, without the dead-end prover's solves), their group commits (how
 many, how long, how full, from ``/metrics``), and the share of a core this
 process itself used, so a saturated load generator is seen, not mistaken for
 a slow server. ``--alone`` runs one
@@ -188,12 +189,20 @@ def commit_totals(bases: list[str]) -> tuple[float, float, float]:
     return commits, seconds, writes
 
 
-def cpu_of(pids: list[int]) -> float:
-    total = 0.0
+def cpu_of(pids: list[int]) -> tuple[float, float]:
+    """The instances' CPU seconds so far: (every thread, the event loop's thread alone).
+
+    The other threads are the dead-end prover's solves (``asyncio.to_thread``):
+    work per position, capped at a share of each instance's time, so N instances
+    may solve up to N times as much; the loop's thread is what serving costs.
+    """
+    total = loop = 0.0
     for pid in pids:
-        times = psutil.Process(pid).cpu_times()
+        process = psutil.Process(pid)
+        times = process.cpu_times()
         total += times.user + times.system
-    return total
+        loop += sum(t.user_time + t.system_time for t in process.threads() if t.id == pid)
+    return total, loop
 
 
 async def run(args: argparse.Namespace, bases: list[str], pids: list[int]) -> dict[str, Any]:
@@ -219,10 +228,11 @@ async def run(args: argparse.Namespace, bases: list[str], pids: list[int]) -> di
     until.set_result(deadline)
     await asyncio.sleep(WARMUP_S)
     figures.reset()
-    acked_before, cpu_before, started = figures.acked, cpu_of(pids), time.monotonic()
+    acked_before, (cpu_before, loop_before), started = figures.acked, cpu_of(pids), time.monotonic()
     own_before, commits_before = time.process_time(), commit_totals(bases)
     await asyncio.sleep(max(0.0, deadline - time.monotonic()))
-    cpu = cpu_of(pids) - cpu_before  # the servers' work in the window, not their goodbyes
+    cpu_after, loop_after = cpu_of(pids)  # the servers' work in the window, not their goodbyes
+    cpu, loop = cpu_after - cpu_before, loop_after - loop_before
     own = time.process_time() - own_before
     commits, commit_s, written = (b - a for a, b in zip(commits_before, commit_totals(bases), strict=True))
     elapsed = time.monotonic() - started
@@ -247,6 +257,8 @@ async def run(args: argparse.Namespace, bases: list[str], pids: list[int]) -> di
         "errors": figures.errors,
         "server_cpu_s": round(cpu, 2),
         "server_cpu_ms_per_action": round(cpu * 1000 / max(1, acked), 3),
+        "loop_cpu_ms_per_action": round(loop * 1000 / max(1, acked), 3),
+        "solver_cpu_s": round(cpu - loop, 2),
         "commits_per_s": round(commits / elapsed, 1),
         "commit_mean_ms": round(commit_s * 1000 / max(1.0, commits), 2),
         "writes_per_commit": round(written / max(1.0, commits), 1),
