@@ -4,7 +4,6 @@ and ghost races against recorded games."""
 
 from __future__ import annotations
 
-import functools
 import itertools
 import re
 from collections.abc import Iterator
@@ -17,7 +16,7 @@ from engine import Action
 from engine.replay import steps_json
 from tests.browser.conftest import DESKTOP, PHONE
 from tests.browser.helpers import WsPlayer, board, wait_seq
-from tests.browser.search import hh_winning_deal as search_winning_deal
+from tests.browser.search import hh_winning_deal
 from tests.support import http
 
 pytestmark = pytest.mark.browser
@@ -43,12 +42,6 @@ HH_REPLAY_JS = """() => {
     progress: document.querySelector('#replay-progress').textContent,
   };
 }"""
-
-
-@functools.cache
-def hh_winning_deal() -> tuple[str, list[Action]]:
-    """The search's winnable deal, found once for the module."""
-    return search_winning_deal()
 
 
 def watch_policy(page: Page) -> list[str]:
