@@ -1,6 +1,6 @@
 """Browser fixtures: one headless Chromium for the browser tests (ended with them: the
 sync API's event loop must not outlive them), a fresh context per test, and a real server
-(uvicorn + SQLite) per module.
+(uvicorn + SQLite) per module, on the wall clock that a test may move ahead (``clock``).
 
 Chromium is Debian's (``/usr/bin/chromium``, or ``SOLITAIRE_CHROMIUM``); no browser is ever
 downloaded. Without it the browser tests are skipped, unless ``SOLITAIRE_REQUIRE_BROWSER=1``.
@@ -24,6 +24,7 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
+from server.clock import wall_clock_ms
 from server.config import Settings
 from tests.support import ONE_ADDRESS, UNSCREENED, running_server
 
@@ -68,11 +69,31 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
     browser.close()
 
 
+class AheadClock:
+    """The wall clock, which a test can move ahead: a race's countdown, say, is then over at
+    once instead of being waited out (the server waits on its clock, not on real time)."""
+
+    def __init__(self) -> None:
+        self.ahead_ms = 0
+
+    def __call__(self) -> int:
+        return wall_clock_ms() + self.ahead_ms
+
+    def skip(self, ms: int) -> None:
+        self.ahead_ms += ms
+
+
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def clock() -> AheadClock:
+    """The clock of the module's server (``site``)."""
+    return AheadClock()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory, clock: AheadClock) -> Iterator[str]:
     """A real server on a free port with its own SQLite database: its base URL."""
     path = tmp_path_factory.mktemp("browser-db") / "solitaire.db"
-    with running_server(sqlite_settings(path)) as base:
+    with running_server(sqlite_settings(path), clock) as base:
         yield base
 
 

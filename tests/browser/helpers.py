@@ -6,13 +6,14 @@ import itertools
 import json
 import re
 import time
+from collections.abc import Collection, Sequence
 from contextlib import ExitStack
 from typing import Any
 
 from playwright.sync_api import FloatRect, Locator, Page, expect
 from websockets.sync.client import connect
 
-from engine import Action
+from engine import Action, Game
 from tests.support import http
 
 RANK_WORDS = {"A": "ace", "T": "10", "J": "jack", "Q": "queen", "K": "king"}
@@ -84,6 +85,55 @@ def play_hh_action(page: Page, action: Action) -> None:
     expect(at(page, first)).to_have_class(re.compile(r"\bselected\b"))
     at(page, second).click()
     wait_seq(page, before + 2)
+
+
+def act_all(page: Page, actions: Sequence[Action]) -> None:
+    """Play explicit actions through the page's own session, one after another, as clicks and keys
+    send them; none may be refused, and the board shows the last."""
+    if not actions:
+        return
+    before = seq(page)
+    refused: list[int] = page.evaluate(
+        """async (actions) => {
+          const refused = [];
+          for (const [n, a] of actions.entries()) {
+            if ((await window.solitaire.session.act(a)) === null) refused.push(n);
+          }
+          return refused;
+        }""",
+        [action.to_json() for action in actions],
+    )
+    assert refused == [], f"refused: {[actions[n] for n in refused]}"
+    wait_seq(page, before + len(actions))
+
+
+def hh_shapes(code: str, line: Sequence[Action]) -> set[int]:
+    """Where a Heart to Heart line first does each thing a player clicks differently: a draw, a
+    redeal (a draw from the empty stock), a pair of two heart cards, a pair with the waste."""
+    game, first = Game.new(code), dict[tuple[str, ...], int]()
+    for n, action in enumerate(line):
+        if action.kind == "draw":
+            shape: tuple[str, ...] = ("redeal" if game.view()["board"]["stock_count"] == 0 else "draw",)
+        else:
+            shape = tuple(sorted("waste" if arg == "waste" else "heart" for arg in action.args))
+        first.setdefault(shape, n)
+        game = game.apply(action).game
+    return set(first.values())
+
+
+def play_hh_line(page: Page, line: Sequence[Action], clicked: Collection[int]) -> None:
+    """Play a line of explicit Heart to Heart actions: those at the indices in ``clicked`` by
+    clicking (:func:`play_hh_action`: a pair is two touches, two seqs), the runs between them
+    through the page's session (:func:`act_all`)."""
+    run: list[Action] = []
+    for n, action in enumerate(line):
+        if n in clicked:
+            act_all(page, run)
+            run = []
+            play_hh_action(page, action)
+        else:
+            run.append(action)
+    act_all(page, run)
 
 
 def box(locator: Locator) -> FloatRect:

@@ -8,8 +8,8 @@ import re
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.conftest import DESKTOP
-from tests.browser.helpers import WsPlayer, board, open_code, play_hh_action, wait_seq
+from tests.browser.conftest import DESKTOP, AheadClock
+from tests.browser.helpers import WsPlayer, board, open_code, play_hh_action, play_hh_line, wait_seq
 from tests.browser.search import hh_winning_deal
 
 pytestmark = pytest.mark.browser
@@ -86,7 +86,7 @@ def test_dailies_are_offered(page: Page, site: str) -> None:
     assert not re.search(r"HH1-N-[A-Z2-7]{13}", page.content())  # nothing names today's (long) code
 
 
-def test_race_between_two_browsers(browser: Browser, site: str) -> None:
+def test_race_between_two_browsers(browser: Browser, site: str, clock: AheadClock) -> None:
     code, line = hh_winning_deal(seed=33)
     alice_ctx = browser.new_context(viewport=DESKTOP)
     bob_ctx = browser.new_context(viewport=DESKTOP)
@@ -117,10 +117,12 @@ def test_race_between_two_browsers(browser: Browser, site: str) -> None:
             expect(page.locator("#race-detail table.racers tbody tr")).to_have_count(2)
         expect(alice.locator("#race-detail")).to_contain_text("Bob")
 
-        # Alice starts with a countdown; both boards open on the same deal.
+        # Alice starts with a countdown (the server's clock is then moved past it); both boards
+        # open on the same deal.
         alice.locator("#race-countdown").select_option("3")
         alice.locator("#race-start").click()
         expect(bob.locator("#race-status")).to_contain_text("Starting in")
+        clock.skip(3_000)
         for page in (alice, bob):
             expect(board(page)).to_have_attribute("data-seq", "0", timeout=20_000)
             expect(page.locator("#info-code")).to_have_text(code)
@@ -135,11 +137,12 @@ def test_race_between_two_browsers(browser: Browser, site: str) -> None:
         chip = bob.locator(f'#race-strip .racer[data-player="{alice_id}"]')
         expect(chip).not_to_have_attribute("data-progress", "0")
 
-        # Bob gives up; Alice plays on to a win; both see the results.
+        # Bob gives up; Alice plays on to a win (through her page's session, the winning pair
+        # clicked); both see the results.
         bob.locator("#race-give-up").click()
         expect(board(bob)).to_have_attribute("data-status", "resigned")
-        for action in line[first_pair + 1 :]:
-            play_hh_action(alice, action)
+        rest = line[first_pair + 1 :]
+        play_hh_line(alice, rest, {len(rest) - 1})
         for page in (alice, bob):
             results = page.locator("#dlg-race")
             expect(results).to_be_visible()
@@ -147,7 +150,7 @@ def test_race_between_two_browsers(browser: Browser, site: str) -> None:
             expect(first).to_contain_text("1st")
             expect(first).to_contain_text("Alice")
             expect(results.locator("tbody tr").nth(1)).to_contain_text("Bob")
-        wait_seq(alice, len(line) + sum(1 for a in line if a.kind == "pair"))
+        wait_seq(alice, len(line) + 1 + (rest[-1].kind == "pair"))  # a pair clicked is two touches
     finally:
         alice_ctx.close()
         bob_ctx.close()
