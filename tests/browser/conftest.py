@@ -26,6 +26,7 @@ from playwright.sync_api import (
 
 from server.clock import wall_clock_ms
 from server.config import Settings
+from tests.browser.helpers import EXPECT_TIMEOUT_MS
 from tests.support import ONE_ADDRESS, UNSCREENED, running_server
 
 CHROMIUM = os.environ.get("SOLITAIRE_CHROMIUM", "/usr/bin/chromium")
@@ -40,7 +41,7 @@ CHROMIUM_ARGS = [
 DESKTOP: ViewportSize = {"width": 1280, "height": 800}
 PHONE: ViewportSize = {"width": 390, "height": 844}
 
-expect.set_options(timeout=15_000)
+expect.set_options(timeout=EXPECT_TIMEOUT_MS)
 
 
 def sqlite_settings(path: Path) -> Settings:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import re
@@ -10,12 +11,14 @@ from collections.abc import Collection, Sequence
 from contextlib import ExitStack
 from typing import Any
 
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import FloatRect, Locator, Page, expect
 from websockets.sync.client import connect
 
 from engine import Action, Game
 from tests.support import http
 
+EXPECT_TIMEOUT_MS = 15_000  # how long an expect() waits (conftest sets it)
 RANK_WORDS = {"A": "ace", "T": "10", "J": "jack", "Q": "queen", "K": "king"}
 SUIT_WORDS = {"S": "spades", "H": "hearts", "D": "diamonds", "C": "clubs"}
 
@@ -39,8 +42,20 @@ def card(page: Page, text: str) -> Locator:
     return page.locator(f'#board .card[data-card="{text}"]')
 
 
+def until(page: Page, predicate: str, arg: Any = None) -> float:
+    """Wait until the page function ``predicate`` holds, looking at every animation frame, for at
+    most the expect timeout; returns what is left of that timeout (ms) for the expect() that
+    follows and has the last word (it reports a failure). expect() alone looks less and less
+    often (every half second after the first 0.3 s), so it sees a state late by up to that."""
+    start = time.monotonic()
+    with contextlib.suppress(PlaywrightError):
+        page.wait_for_function(predicate, arg=arg, polling="raf", timeout=EXPECT_TIMEOUT_MS)
+    return max(EXPECT_TIMEOUT_MS - (time.monotonic() - start) * 1000, 500)
+
+
 def wait_seq(page: Page, seq: int) -> None:
-    expect(board(page)).to_have_attribute("data-seq", str(seq))
+    left = until(page, "seq => document.querySelector('#board')?.dataset.seq === seq", str(seq))
+    expect(board(page)).to_have_attribute("data-seq", str(seq), timeout=left)
 
 
 def seq(page: Page) -> int:
@@ -50,7 +65,10 @@ def seq(page: Page) -> int:
 def open_code(page: Page, base: str, code: str) -> str:
     """Deal a code through its share link; returns the new game's id."""
     page.goto(f"{base}/#code={code}")
-    expect(board(page)).to_have_attribute("data-seq", "0")
+    dealt = """() => document.querySelector("#board")?.dataset.seq === "0"
+      && location.href.includes("#game=g_")"""
+    left = until(page, dealt)
+    expect(board(page)).to_have_attribute("data-seq", "0", timeout=left)
     expect(page.locator("#info-code")).to_have_text(code)
     expect(page).to_have_url(re.compile(r"#game=g_"))
     return str(board(page).get_attribute("data-game-id"))
