@@ -160,6 +160,21 @@ def box(locator: Locator) -> FloatRect:
     return rect
 
 
+def boxes(locator: Locator) -> list[FloatRect]:
+    """The box of every element ``locator`` finds, read in one call: what :func:`box` gives for
+    each (the border box on the page, as ``getBoundingClientRect`` has it); each must have one."""
+    rects: list[FloatRect | None] = locator.evaluate_all(
+        """els => els.map((e) => {
+          if (!e.getClientRects().length) return null;  // not rendered: no box
+          const r = e.getBoundingClientRect();
+          return { x: r.x, y: r.y, width: r.width, height: r.height };
+        })"""
+    )
+    missing = [n for n, rect in enumerate(rects) if rect is None]
+    assert not missing, f"{locator}: elements {missing} are not visible"
+    return [rect for rect in rects if rect is not None]
+
+
 def drag(page: Page, source: Locator, target: Locator, steps: int = 12) -> None:
     """Drag with the mouse from the top strip of ``source`` to the middle of ``target``."""
     start = box(source)
