@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.conftest import DESKTOP, AheadClock
-from tests.browser.helpers import WsPlayer, board, open_code, play_hh_action, play_hh_line, wait_seq
+from tests.browser.helpers import WsPlayer, board, open_code, play_hh_line, wait_seq
 from tests.browser.search import hh_winning_deal
 
 pytestmark = pytest.mark.browser
@@ -129,11 +129,11 @@ def test_race_between_two_browsers(browser: Browser, site: str, clock: AheadCloc
             expect(page.locator("#race-strip")).to_be_visible()
             expect(page.locator("#race-strip .race-status")).to_have_text("Running")
 
-        # Alice's progress shows on Bob's strip, live.
+        # Alice's progress shows on Bob's strip, live (her draws through her page's session, her
+        # first pair clicked).
         alice_id = alice.locator("body").get_attribute("data-player")
         first_pair = next(n for n, a in enumerate(line) if a.kind == "pair")
-        for action in line[: first_pair + 1]:
-            play_hh_action(alice, action)
+        play_hh_line(alice, line[: first_pair + 1], {first_pair})
         chip = bob.locator(f'#race-strip .racer[data-player="{alice_id}"]')
         expect(chip).not_to_have_attribute("data-progress", "0")
 
