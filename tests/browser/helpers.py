@@ -42,20 +42,29 @@ def card(page: Page, text: str) -> Locator:
     return page.locator(f'#board .card[data-card="{text}"]')
 
 
-def until(page: Page, predicate: str, arg: Any = None) -> float:
-    """Wait until the page function ``predicate`` holds, looking at every animation frame, for at
-    most the expect timeout; returns what is left of that timeout (ms) for the expect() that
-    follows and has the last word (it reports a failure). expect() alone looks less and less
-    often (every half second after the first 0.3 s), so it sees a state late by up to that."""
+def until(page: Page, predicate: str, arg: Any = None, timeout_ms: float = EXPECT_TIMEOUT_MS) -> float:
+    """Wait until the page function ``predicate`` holds, looking every 10 ms, for at most
+    ``timeout_ms``; returns what is left of it (ms) for the expect() that follows and has the
+    last word (it reports a failure). expect() alone looks less and less often (every half
+    second after the first 0.3 s), so it sees a state late by up to that."""
     start = time.monotonic()
     with contextlib.suppress(PlaywrightError):
-        page.wait_for_function(predicate, arg=arg, polling="raf", timeout=EXPECT_TIMEOUT_MS)
-    return max(EXPECT_TIMEOUT_MS - (time.monotonic() - start) * 1000, 500)
+        page.wait_for_function(predicate, arg=arg, polling=10, timeout=timeout_ms)
+    return max(timeout_ms - (time.monotonic() - start) * 1000, 500)
+
+
+def wait_attribute(
+    page: Page, selector: str, name: str, value: str, timeout_ms: float = EXPECT_TIMEOUT_MS
+) -> None:
+    """expect(page.locator(selector)).to_have_attribute(name, value), seen as soon as it holds
+    (:func:`until`)."""
+    has = "([selector, name, value]) => document.querySelector(selector)?.getAttribute(name) === value"
+    left = until(page, has, [selector, name, value], timeout_ms)
+    expect(page.locator(selector)).to_have_attribute(name, value, timeout=left)
 
 
 def wait_seq(page: Page, seq: int) -> None:
-    left = until(page, "seq => document.querySelector('#board')?.dataset.seq === seq", str(seq))
-    expect(board(page)).to_have_attribute("data-seq", str(seq), timeout=left)
+    wait_attribute(page, "#board", "data-seq", str(seq))
 
 
 def seq(page: Page) -> int:

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.conftest import DESKTOP, AheadClock
-from tests.browser.helpers import WsPlayer, board, open_code, play_hh_line, wait_seq
+from tests.browser.helpers import WsPlayer, board, open_code, play_hh_line, wait_attribute, wait_seq
 from tests.browser.search import hh_winning_deal
 
 pytestmark = pytest.mark.browser
@@ -44,7 +44,7 @@ def test_leaderboard_updates_live(page: Page, site: str) -> None:
 
     # The winner's game can be viewed from the board.
     table.locator(f'tr[data-player="{winner.id}"] a').click()
-    expect(board(page)).to_have_attribute("data-role", "spectator")
+    wait_attribute(page, "#board", "data-role", "spectator")
     expect(board(page)).to_have_attribute("data-status", "won")
 
 
@@ -82,7 +82,7 @@ def test_dailies_are_offered(page: Page, site: str) -> None:
     expect(daily).to_be_visible()
     daily.click()
     expect(page.locator("#info-code")).to_have_text("Heart to Heart daily")
-    expect(board(page)).to_have_attribute("data-seq", "0")
+    wait_seq(page, 0)
     assert not re.search(r"HH1-N-[A-Z2-7]{13}", page.content())  # nothing names today's (long) code
 
 
@@ -99,7 +99,7 @@ def test_race_between_two_browsers(browser: Browser, site: str, clock: AheadCloc
             page.locator("#btn-rename").click()
             expect(page.locator("#name-status")).to_have_text(f"Saved: you are {name}")
             page.locator('#form-settings button[value="close"]').click()
-            expect(page.locator("#conn")).to_have_attribute("data-state", "online")
+            wait_attribute(page, "#conn", "data-state", "online")
 
         # Alice opens a race on the code and shares its link.
         alice.goto(f"{site}/#races")
@@ -124,7 +124,7 @@ def test_race_between_two_browsers(browser: Browser, site: str, clock: AheadCloc
         expect(bob.locator("#race-status")).to_contain_text("Starting in")
         clock.skip(3_000)
         for page in (alice, bob):
-            expect(board(page)).to_have_attribute("data-seq", "0", timeout=20_000)
+            wait_attribute(page, "#board", "data-seq", "0", timeout_ms=20_000)
             expect(page.locator("#info-code")).to_have_text(code)
             expect(page.locator("#race-strip")).to_be_visible()
             expect(page.locator("#race-strip .race-status")).to_have_text("Running")
@@ -168,7 +168,7 @@ def test_watch_a_game_from_the_live_list(page: Page, site: str) -> None:
         entry = page.locator("#live-games a", has_text="Livewire")
         expect(entry).to_contain_text(code)
         entry.click()
-        expect(board(page)).to_have_attribute("data-role", "spectator")
+        wait_attribute(page, "#board", "data-role", "spectator")
         wait_seq(page, 2)
         reply = player.request("act", game_id=game_id, seq=2, action=line[2].to_json())
         assert reply["type"] == "result", reply

@@ -15,7 +15,7 @@ from playwright.sync_api import Browser, Page, expect
 from engine import Action
 from engine.replay import steps_json
 from tests.browser.conftest import DESKTOP, PHONE
-from tests.browser.helpers import WsPlayer, board, wait_seq
+from tests.browser.helpers import WsPlayer, board, wait_attribute, wait_seq
 from tests.browser.search import hh_winning_deal
 from tests.support import http
 
@@ -89,7 +89,7 @@ def shown(page: Page, step: int) -> dict[str, Any]:
 
 def me(page: Page) -> dict[str, str]:
     """The page's player as kept in localStorage, once its socket is authenticated."""
-    expect(page.locator("body")).to_have_attribute("data-conn", "online")
+    wait_attribute(page, "body", "data-conn", "online")
     player: dict[str, str] = page.evaluate("() => JSON.parse(localStorage.getItem('solitaire.player'))")
     expect(page.locator("body")).to_have_attribute("data-player", player["id"])
     return player
@@ -304,7 +304,7 @@ def test_racing_the_ghost_of_a_recorded_win(page: Page, site: str) -> None:
     # The connection drops and comes back: the page follows the ghost race again (ghost_watch).
     page.evaluate("() => { window.solitaire.net.drop(4000, 'test'); window.solitaire.net.scheduleRetry(); }")
     expect(page.locator("body")).to_have_attribute("data-conn", "connecting")
-    expect(page.locator("body")).to_have_attribute("data-conn", "online")
+    wait_attribute(page, "body", "data-conn", "online")
 
     # The ghost's clock starts with our first move; it then plays its recorded win at the pace
     # it was played (about a second here) and its progress fills the strip.

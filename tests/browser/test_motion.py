@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.conftest import DESKTOP, PHONE
-from tests.browser.helpers import act_all, at, board, open_code, seq, wait_seq
+from tests.browser.helpers import act_all, at, open_code, seq, wait_seq
 from tests.browser.search import hh_winning_deal, seahaven_scenario
 
 pytestmark = pytest.mark.browser
@@ -165,7 +165,7 @@ def test_no_long_task_during_moves_on_a_phone(browser: Browser, site: str) -> No
     try:
         s = seahaven_scenario()
         open_code(page, site, s.code)
-        expect(board(page)).to_have_attribute("data-seq", "0")
+        wait_seq(page, 0)
         page.wait_for_timeout(300)  # let the page settle: loading is not a move
         page.evaluate(
             """() => {

@@ -19,6 +19,7 @@ from tests.browser.helpers import (
     hh_shapes,
     open_code,
     play_hh_line,
+    wait_attribute,
     wait_seq,
 )
 from tests.browser.search import hh_stalemate_deal, seahaven_scenario
@@ -64,8 +65,8 @@ def test_playing_and_every_dialog_break_no_policy(page: Page, site: str, clock: 
     new.locator('input[name="game"][value="HH"]').check()
     new.locator("#new-code").fill(code)
     new.locator("#new-play-code").click()
-    expect(board(page)).to_have_attribute("data-seq", "0")
-    expect(page.locator("#conn")).to_have_attribute("data-state", "online")
+    wait_seq(page, 0)
+    wait_attribute(page, "#conn", "data-state", "online")
 
     # Help and settings (four-colour suits restyle the cards).
     page.locator("#btn-help").click()
@@ -117,7 +118,7 @@ def test_playing_and_every_dialog_break_no_policy(page: Page, site: str, clock: 
     expect(page.locator("#race-status")).to_contain_text("Starting in")
     clock.skip(3_000)  # the server's clock past the countdown
     expect(page.locator("#race-strip .bar")).to_have_count(1, timeout=20_000)
-    expect(board(page)).to_have_attribute("data-seq", "0")
+    wait_seq(page, 0)
     page.locator("#race-give-up").click()
     results = page.locator("#dlg-race")
     expect(results).to_be_visible()
