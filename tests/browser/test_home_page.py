@@ -183,17 +183,20 @@ def test_statistics_and_history_after_games(page: Page, site: str) -> None:
 
     # The page's own player plays: one win and one resigned game of Heart to Heart, one
     # resigned Seahaven game, and 21 more resigned games so the history needs a second page.
+    # (Two sockets of its own: each keeps to its message rate without waiting for the other's.)
     code, line = hh_winning_deal()
     self_ = WsPlayer(site, "", token=player["token"])
+    again = WsPlayer(site, "", token=player["token"])
     try:
         won = self_.request("new_game", code=code)["game"]["id"]
         assert self_.play(won, line)["status"] == "won"
         for n in range(22):
             kind = {"game": "SH", "variant": "C2"} if n == 0 else {"game": "HH", "variant": "N"}
-            gid = self_.request("new_game", **kind)["game"]["id"]
-            assert self_.request("resign", game_id=gid)["type"] == "game"
+            gid = again.request("new_game", **kind)["game"]["id"]
+            assert again.request("resign", game_id=gid)["type"] == "game"
     finally:
         self_.close()
+        again.close()
 
     page.reload()
     hh = page.locator('#stats-table tr[data-variant="HH1-N"]')
