@@ -74,9 +74,14 @@ def seq(page: Page) -> int:
 def open_code(page: Page, base: str, code: str) -> str:
     """Deal a code through its share link; returns the new game's id."""
     page.goto(f"{base}/#code={code}")
-    dealt = """() => document.querySelector("#board")?.dataset.seq === "0"
+    return dealt(page, code)
+
+
+def dealt(page: Page, code: str) -> str:
+    """Once a page opened on a code's share link shows the new game: its id."""
+    fresh = """() => document.querySelector("#board")?.dataset.seq === "0"
       && location.href.includes("#game=g_")"""
-    left = until(page, dealt)
+    left = until(page, fresh)
     expect(board(page)).to_have_attribute("data-seq", "0", timeout=left)
     expect(page.locator("#info-code")).to_have_text(code)
     expect(page).to_have_url(re.compile(r"#game=g_"))

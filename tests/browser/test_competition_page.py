@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.conftest import DESKTOP, AheadClock
-from tests.browser.helpers import WsPlayer, board, open_code, play_hh_line, wait_attribute, wait_seq
+from tests.browser.helpers import WsPlayer, board, dealt, play_hh_line, wait_attribute, wait_seq
 from tests.browser.search import hh_winning_deal
 
 pytestmark = pytest.mark.browser
@@ -92,8 +92,11 @@ def test_race_between_two_browsers(browser: Browser, site: str, clock: AheadCloc
     bob_ctx = browser.new_context(viewport=DESKTOP)
     try:
         alice, bob = alice_ctx.new_page(), bob_ctx.new_page()
+        for page in (alice, bob):  # both pages load at once
+            page.goto(f"{site}/#code=HH1-N-AAAAAAA", wait_until="commit")
         for page, name in ((alice, "Alice"), (bob, "Bob")):
-            open_code(page, site, "HH1-N-AAAAAAA")  # creates the player
+            page.wait_for_load_state()
+            dealt(page, "HH1-N-AAAAAAA")  # the player is made
             page.locator("#btn-settings").click()
             page.locator("#player-name").fill(name)
             page.locator("#btn-rename").click()
