@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import re
 import time
+from collections.abc import Collection, Sequence
 from contextlib import ExitStack
 from typing import Any
 
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import FloatRect, Locator, Page, expect
 from websockets.sync.client import connect
 
-from engine import Action
+from engine import Action, Game
 from tests.support import http
 
+EXPECT_TIMEOUT_MS = 15_000  # how long an expect() waits (conftest sets it)
 RANK_WORDS = {"A": "ace", "T": "10", "J": "jack", "Q": "queen", "K": "king"}
 SUIT_WORDS = {"S": "spades", "H": "hearts", "D": "diamonds", "C": "clubs"}
 
@@ -38,8 +42,29 @@ def card(page: Page, text: str) -> Locator:
     return page.locator(f'#board .card[data-card="{text}"]')
 
 
+def until(page: Page, predicate: str, arg: Any = None, timeout_ms: float = EXPECT_TIMEOUT_MS) -> float:
+    """Wait until the page function ``predicate`` holds, looking every 10 ms, for at most
+    ``timeout_ms``; returns what is left of it (ms) for the expect() that follows and has the
+    last word (it reports a failure). expect() alone looks less and less often (every half
+    second after the first 0.3 s), so it sees a state late by up to that."""
+    start = time.monotonic()
+    with contextlib.suppress(PlaywrightError):
+        page.wait_for_function(predicate, arg=arg, polling=10, timeout=timeout_ms)
+    return max(timeout_ms - (time.monotonic() - start) * 1000, 500)
+
+
+def wait_attribute(
+    page: Page, selector: str, name: str, value: str, timeout_ms: float = EXPECT_TIMEOUT_MS
+) -> None:
+    """expect(page.locator(selector)).to_have_attribute(name, value), seen as soon as it holds
+    (:func:`until`)."""
+    has = "([selector, name, value]) => document.querySelector(selector)?.getAttribute(name) === value"
+    left = until(page, has, [selector, name, value], timeout_ms)
+    expect(page.locator(selector)).to_have_attribute(name, value, timeout=left)
+
+
 def wait_seq(page: Page, seq: int) -> None:
-    expect(board(page)).to_have_attribute("data-seq", str(seq))
+    wait_attribute(page, "#board", "data-seq", str(seq))
 
 
 def seq(page: Page) -> int:
@@ -49,7 +74,15 @@ def seq(page: Page) -> int:
 def open_code(page: Page, base: str, code: str) -> str:
     """Deal a code through its share link; returns the new game's id."""
     page.goto(f"{base}/#code={code}")
-    expect(board(page)).to_have_attribute("data-seq", "0")
+    return dealt(page, code)
+
+
+def dealt(page: Page, code: str) -> str:
+    """Once a page opened on a code's share link shows the new game: its id."""
+    fresh = """() => document.querySelector("#board")?.dataset.seq === "0"
+      && location.href.includes("#game=g_")"""
+    left = until(page, fresh)
+    expect(board(page)).to_have_attribute("data-seq", "0", timeout=left)
     expect(page.locator("#info-code")).to_have_text(code)
     expect(page).to_have_url(re.compile(r"#game=g_"))
     return str(board(page).get_attribute("data-game-id"))
@@ -86,10 +119,74 @@ def play_hh_action(page: Page, action: Action) -> None:
     wait_seq(page, before + 2)
 
 
+def act_all(page: Page, actions: Sequence[Action]) -> None:
+    """Play explicit actions through the page's own session, one after another, as clicks and keys
+    send them; none may be refused, and the board shows the last."""
+    if not actions:
+        return
+    before = seq(page)
+    refused: list[int] = page.evaluate(
+        """async (actions) => {
+          const refused = [];
+          for (const [n, a] of actions.entries()) {
+            if ((await window.solitaire.session.act(a)) === null) refused.push(n);
+          }
+          return refused;
+        }""",
+        [action.to_json() for action in actions],
+    )
+    assert refused == [], f"refused: {[actions[n] for n in refused]}"
+    wait_seq(page, before + len(actions))
+
+
+def hh_shapes(code: str, line: Sequence[Action]) -> set[int]:
+    """Where a Heart to Heart line first does each thing a player clicks differently: a draw, a
+    redeal (a draw from the empty stock), a pair of two heart cards, a pair with the waste."""
+    game, first = Game.new(code), dict[tuple[str, ...], int]()
+    for n, action in enumerate(line):
+        if action.kind == "draw":
+            shape: tuple[str, ...] = ("redeal" if game.view()["board"]["stock_count"] == 0 else "draw",)
+        else:
+            shape = tuple(sorted("waste" if arg == "waste" else "heart" for arg in action.args))
+        first.setdefault(shape, n)
+        game = game.apply(action).game
+    return set(first.values())
+
+
+def play_hh_line(page: Page, line: Sequence[Action], clicked: Collection[int]) -> None:
+    """Play a line of explicit Heart to Heart actions: those at the indices in ``clicked`` by
+    clicking (:func:`play_hh_action`: a pair is two touches, two seqs), the runs between them
+    through the page's session (:func:`act_all`)."""
+    run: list[Action] = []
+    for n, action in enumerate(line):
+        if n in clicked:
+            act_all(page, run)
+            run = []
+            play_hh_action(page, action)
+        else:
+            run.append(action)
+    act_all(page, run)
+
+
 def box(locator: Locator) -> FloatRect:
     rect = locator.bounding_box()
     assert rect is not None, f"{locator} is not visible"
     return rect
+
+
+def boxes(locator: Locator) -> list[FloatRect]:
+    """The box of every element ``locator`` finds, read in one call: what :func:`box` gives for
+    each (the border box on the page, as ``getBoundingClientRect`` has it); each must have one."""
+    rects: list[FloatRect | None] = locator.evaluate_all(
+        """els => els.map((e) => {
+          if (!e.getClientRects().length) return null;  // not rendered: no box
+          const r = e.getBoundingClientRect();
+          return { x: r.x, y: r.y, width: r.width, height: r.height };
+        })"""
+    )
+    missing = [n for n, rect in enumerate(rects) if rect is None]
+    assert not missing, f"{locator}: elements {missing} are not visible"
+    return [rect for rect in rects if rect is not None]
 
 
 def drag(page: Page, source: Locator, target: Locator, steps: int = 12) -> None:

@@ -3,11 +3,13 @@ winning line, a line into a stalemate, a Seahaven position with a group move to 
 solver-checked Seahaven deals (a move into a proven dead end, winnable and impossible deals).
 
 Every search walks random codes from a fixed seed, so a run is repeatable, and gives up on a
-code after a node budget.
+code after a node budget. Each answer is found once per run and kept (a line is handed out as a
+new list, so a test that changes its copy changes no other test's).
 """
 
 from __future__ import annotations
 
+import functools
 import random
 import sys
 from collections.abc import Callable, Iterator
@@ -67,10 +69,16 @@ def hh_line(code: str, goal: Callable[[Game], bool], budget: int) -> list[Action
 
 def hh_winning_deal(seed: int = 5, budget: int = 20_000) -> tuple[str, list[Action]]:
     """A winnable Heart to Heart code and a winning line for it."""
+    code, line = _hh_winning_deal(seed, budget)
+    return code, list(line)
+
+
+@functools.cache
+def _hh_winning_deal(seed: int, budget: int) -> tuple[str, tuple[Action, ...]]:
     for n, code in enumerate(codes("HH1-N-", seed)):
         line = hh_line(code, lambda g: g.status == "won", budget)
         if line is not None:
-            return code, line
+            return code, tuple(line)
         if n > 500:
             break
     raise AssertionError("no winnable Heart to Heart deal found")
@@ -78,10 +86,16 @@ def hh_winning_deal(seed: int = 5, budget: int = 20_000) -> tuple[str, list[Acti
 
 def hh_stalemate_deal(seed: int = 7, budget: int = 5_000) -> tuple[str, list[Action]]:
     """A code and a short line of actions ending in a stalemate (HH-21)."""
+    code, line = _hh_stalemate_deal(seed, budget)
+    return code, list(line)
+
+
+@functools.cache
+def _hh_stalemate_deal(seed: int, budget: int) -> tuple[str, tuple[Action, ...]]:
     for n, code in enumerate(codes("HH1-N-", seed)):
         line = hh_line(code, lambda g: g.status == "stalemate", budget)
         if line is not None and len(line) <= 80:
-            return code, line
+            return code, tuple(line)
         if n > 500:
             break
     raise AssertionError("no Heart to Heart stalemate found")
@@ -104,6 +118,7 @@ def _first(game: Game, accepts: Callable[[Action], bool]) -> Action | None:
     return next((a for a in game.legal_actions() if a.kind == "move" and accepts(a)), None)
 
 
+@functools.cache
 def seahaven_scenario(seed: int = 11) -> SeahavenScenario:
     """Search C4 deals for one that offers every interaction the Seahaven test makes."""
     assert "C4" in VARIANTS["SH"]
@@ -171,6 +186,12 @@ def _bad_drop(game: Game, busy: set[str]) -> tuple[str, str] | None:
 
 def seahaven_stuck_line(seed: int = 3, tries: int = 20, depth: int = 12) -> tuple[str, list[Action]]:
     """A Hard (one cell) deal and a few random useful moves that leave no move at all (``stuck``)."""
+    code, path = _seahaven_stuck_line(seed, tries, depth)
+    return code, list(path)
+
+
+@functools.cache
+def _seahaven_stuck_line(seed: int, tries: int, depth: int) -> tuple[str, tuple[Action, ...]]:
     for n, code in enumerate(codes("SH1-C1-", seed)):
         if n > 5_000:
             break
@@ -184,7 +205,7 @@ def seahaven_stuck_line(seed: int = 3, tries: int = 20, depth: int = 12) -> tupl
                 action = rng.choice(moves)
                 game, path = game.apply(action).game, [*path, action]
                 if game.status == "stuck":
-                    return code, path
+                    return code, tuple(path)
     raise AssertionError("no stuck Seahaven position found")
 
 
@@ -193,6 +214,7 @@ def _useful(action: Action) -> bool:
     return not src.startswith("found") and not (src.startswith("cell") and dst.startswith("cell"))
 
 
+@functools.cache
 def seahaven_lost_line(seed: int = 13, budget: int = 20_000) -> tuple[str, Action]:
     """A Hard (one cell) deal the solver wins, and a first move after which it proves that no
     winning line remains although a card can still move: the server's ``lost`` (protocol.md,
@@ -213,6 +235,7 @@ def seahaven_lost_line(seed: int = 13, budget: int = 20_000) -> tuple[str, Actio
     raise AssertionError("no Seahaven move into a proven dead end found")
 
 
+@functools.cache
 def seahaven_solution_deals(seed: int = 17, budget: int = 20_000) -> tuple[str, str]:
     """Two Hard (one cell) codes: one the solver wins, one it proves impossible (its answers
     are per deal, so the server, with a larger budget, gives the same ones)."""

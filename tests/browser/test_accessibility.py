@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import Browser, Page, ViewportSize, expect
 
 from tests.browser.conftest import DESKTOP, PHONE
-from tests.browser.helpers import board, open_code
+from tests.browser.helpers import board, open_code, wait_attribute
 
 pytestmark = pytest.mark.browser
 
@@ -60,9 +60,9 @@ def test_no_serious_findings_on_any_page(checked: tuple[Page, str], site: str) -
     problems: list[str] = []
     # A fresh visit: the new game dialog over an empty board.
     page.goto(site)
+    wait_attribute(page, "#conn", "data-state", "online")
     expect(page.locator("html")).to_have_attribute("lang", lang)
     expect(page.locator("#dlg-new")).to_be_visible()
-    expect(page.locator("#conn")).to_have_attribute("data-state", "online")
     problems += findings(page, "new game dialog")
     page.keyboard.press("Escape")
 

@@ -8,8 +8,8 @@ import re
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.conftest import DESKTOP
-from tests.browser.helpers import WsPlayer, board, open_code, play_hh_action, wait_seq
+from tests.browser.conftest import DESKTOP, AheadClock
+from tests.browser.helpers import WsPlayer, board, dealt, play_hh_line, wait_attribute, wait_seq
 from tests.browser.search import hh_winning_deal
 
 pytestmark = pytest.mark.browser
@@ -44,7 +44,7 @@ def test_leaderboard_updates_live(page: Page, site: str) -> None:
 
     # The winner's game can be viewed from the board.
     table.locator(f'tr[data-player="{winner.id}"] a').click()
-    expect(board(page)).to_have_attribute("data-role", "spectator")
+    wait_attribute(page, "#board", "data-role", "spectator")
     expect(board(page)).to_have_attribute("data-status", "won")
 
 
@@ -82,24 +82,27 @@ def test_dailies_are_offered(page: Page, site: str) -> None:
     expect(daily).to_be_visible()
     daily.click()
     expect(page.locator("#info-code")).to_have_text("Heart to Heart daily")
-    expect(board(page)).to_have_attribute("data-seq", "0")
+    wait_seq(page, 0)
     assert not re.search(r"HH1-N-[A-Z2-7]{13}", page.content())  # nothing names today's (long) code
 
 
-def test_race_between_two_browsers(browser: Browser, site: str) -> None:
+def test_race_between_two_browsers(browser: Browser, site: str, clock: AheadClock) -> None:
     code, line = hh_winning_deal(seed=33)
     alice_ctx = browser.new_context(viewport=DESKTOP)
     bob_ctx = browser.new_context(viewport=DESKTOP)
     try:
         alice, bob = alice_ctx.new_page(), bob_ctx.new_page()
+        for page in (alice, bob):  # both pages load at once
+            page.goto(f"{site}/#code=HH1-N-AAAAAAA", wait_until="commit")
         for page, name in ((alice, "Alice"), (bob, "Bob")):
-            open_code(page, site, "HH1-N-AAAAAAA")  # creates the player
+            page.wait_for_load_state()
+            dealt(page, "HH1-N-AAAAAAA")  # the player is made
             page.locator("#btn-settings").click()
             page.locator("#player-name").fill(name)
             page.locator("#btn-rename").click()
             expect(page.locator("#name-status")).to_have_text(f"Saved: you are {name}")
             page.locator('#form-settings button[value="close"]').click()
-            expect(page.locator("#conn")).to_have_attribute("data-state", "online")
+            wait_attribute(page, "#conn", "data-state", "online")
 
         # Alice opens a race on the code and shares its link.
         alice.goto(f"{site}/#races")
@@ -117,29 +120,32 @@ def test_race_between_two_browsers(browser: Browser, site: str) -> None:
             expect(page.locator("#race-detail table.racers tbody tr")).to_have_count(2)
         expect(alice.locator("#race-detail")).to_contain_text("Bob")
 
-        # Alice starts with a countdown; both boards open on the same deal.
+        # Alice starts with a countdown (the server's clock is then moved past it); both boards
+        # open on the same deal.
         alice.locator("#race-countdown").select_option("3")
         alice.locator("#race-start").click()
         expect(bob.locator("#race-status")).to_contain_text("Starting in")
+        clock.skip(3_000)
         for page in (alice, bob):
-            expect(board(page)).to_have_attribute("data-seq", "0", timeout=20_000)
+            wait_attribute(page, "#board", "data-seq", "0", timeout_ms=20_000)
             expect(page.locator("#info-code")).to_have_text(code)
             expect(page.locator("#race-strip")).to_be_visible()
             expect(page.locator("#race-strip .race-status")).to_have_text("Running")
 
-        # Alice's progress shows on Bob's strip, live.
+        # Alice's progress shows on Bob's strip, live (her draws through her page's session, her
+        # first pair clicked).
         alice_id = alice.locator("body").get_attribute("data-player")
         first_pair = next(n for n, a in enumerate(line) if a.kind == "pair")
-        for action in line[: first_pair + 1]:
-            play_hh_action(alice, action)
+        play_hh_line(alice, line[: first_pair + 1], {first_pair})
         chip = bob.locator(f'#race-strip .racer[data-player="{alice_id}"]')
         expect(chip).not_to_have_attribute("data-progress", "0")
 
-        # Bob gives up; Alice plays on to a win; both see the results.
+        # Bob gives up; Alice plays on to a win (through her page's session, the winning pair
+        # clicked); both see the results.
         bob.locator("#race-give-up").click()
         expect(board(bob)).to_have_attribute("data-status", "resigned")
-        for action in line[first_pair + 1 :]:
-            play_hh_action(alice, action)
+        rest = line[first_pair + 1 :]
+        play_hh_line(alice, rest, {len(rest) - 1})
         for page in (alice, bob):
             results = page.locator("#dlg-race")
             expect(results).to_be_visible()
@@ -147,7 +153,7 @@ def test_race_between_two_browsers(browser: Browser, site: str) -> None:
             expect(first).to_contain_text("1st")
             expect(first).to_contain_text("Alice")
             expect(results.locator("tbody tr").nth(1)).to_contain_text("Bob")
-        wait_seq(alice, len(line) + sum(1 for a in line if a.kind == "pair"))
+        wait_seq(alice, len(line) + 1 + (rest[-1].kind == "pair"))  # a pair clicked is two touches
     finally:
         alice_ctx.close()
         bob_ctx.close()
@@ -165,7 +171,7 @@ def test_watch_a_game_from_the_live_list(page: Page, site: str) -> None:
         entry = page.locator("#live-games a", has_text="Livewire")
         expect(entry).to_contain_text(code)
         entry.click()
-        expect(board(page)).to_have_attribute("data-role", "spectator")
+        wait_attribute(page, "#board", "data-role", "spectator")
         wait_seq(page, 2)
         reply = player.request("act", game_id=game_id, seq=2, action=line[2].to_json())
         assert reply["type"] == "result", reply

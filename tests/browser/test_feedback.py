@@ -97,7 +97,7 @@ def test_an_unknown_game_is_a_human_error_on_its_own_page(hungarian: Page, site:
 
 def test_the_daily_line_says_day_family_ranking_reset_and_rank(page: Page, site: str) -> None:
     page.goto(f"{site}/#daily=HH1-N")
-    expect(board(page)).to_have_attribute("data-seq", "0")
+    wait_seq(page, 0)
     line = page.locator("#daily-context")
     day = r"\w+ \d+, \d{4}"  # in the browser's English: December 1, 2026
     countdown = r"New dailies in \d+:\d\d:\d\d"
@@ -125,7 +125,7 @@ def test_winnable_deals_only(page: Page, site: str) -> None:
     assert not dialog.locator("#new-winnable").is_checked()  # off by default
     dialog.locator("#new-winnable").check()
     dialog.locator("#new-random").click()
-    expect(board(page)).to_have_attribute("data-seq", "0")
+    wait_seq(page, 0)
     code = page.locator("#info-code").inner_text()
     assert solve(parse_code(code), 200_000).result == "won"
     page.locator("#btn-new").click()

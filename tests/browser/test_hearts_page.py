@@ -1,5 +1,7 @@
 """Heart to Heart in the browser: the heart's geometry, the touch model, placement help,
-move errors, the stalemate dialog and a whole deal played to a win by clicking cards."""
+move errors, the stalemate dialog and a whole deal played to a win (clicking a card for each
+kind of move and the winning pair; the moves between go through the page's own session, as
+those clicks send them)."""
 
 from __future__ import annotations
 
@@ -10,12 +12,15 @@ from playwright.sync_api import BrowserContext, Page, expect
 
 from engine import Game
 from tests.browser.helpers import (
+    act_all,
     at,
     board,
     box,
     card_words,
+    hh_shapes,
     open_code,
     play_hh_action,
+    play_hh_line,
     seq,
     set_setting,
     wait_seq,
@@ -120,12 +125,11 @@ def test_touch_model_selection_help_and_move_errors(page: Page, site: str) -> No
     wait_seq(page, 5)
 
     # Placement help frames the cards that have a partner; turning it off removes the frames.
-    game = Game.new(code)
-    for action in line:
-        if game.view()["hints"]["framed"]:
-            break
-        play_hh_action(page, action)
-        game = game.apply(action).game
+    game, upto = Game.new(code), 0
+    while not game.view()["hints"]["framed"]:
+        game = game.apply(line[upto]).game
+        upto += 1
+    act_all(page, line[:upto])
     hints = game.view()["hints"]["framed"]
     assert hints
     expect(at(page, hints[0])).to_have_class(FRAMED)
@@ -138,8 +142,7 @@ def test_touch_model_selection_help_and_move_errors(page: Page, site: str) -> No
 def test_stalemate_dialog_offers_undo_and_new_game(page: Page, site: str) -> None:
     code, line = hh_stalemate_deal()
     open_code(page, site, code)
-    for action in line:
-        play_hh_action(page, action)
+    play_hh_line(page, line, {len(line) - 1})  # the last move, into the stalemate, clicked
     dialog = page.locator("#dlg-end")
     expect(dialog).to_be_visible()
     expect(dialog.locator("h2")).to_have_text("No more possible moves")
@@ -160,9 +163,9 @@ def test_stalemate_dialog_offers_undo_and_new_game(page: Page, site: str) -> Non
 def test_play_a_deal_to_a_win(page: Page, site: str) -> None:
     code, line = hh_winning_deal()
     open_code(page, site, code)
+    play_hh_line(page, line, hh_shapes(code, line) | {len(line) - 1})
     game = Game.new(code)
     for action in line:
-        play_hh_action(page, action)
         game = game.apply(action).game
     assert game.status == "won"
     expect(board(page)).to_have_attribute("data-status", "won")

@@ -4,7 +4,6 @@ and ghost races against recorded games."""
 
 from __future__ import annotations
 
-import functools
 import itertools
 import re
 from collections.abc import Iterator
@@ -16,8 +15,8 @@ from playwright.sync_api import Browser, Page, expect
 from engine import Action
 from engine.replay import steps_json
 from tests.browser.conftest import DESKTOP, PHONE
-from tests.browser.helpers import WsPlayer, board, wait_seq
-from tests.browser.search import hh_winning_deal as search_winning_deal
+from tests.browser.helpers import WsPlayer, board, wait_attribute, wait_seq
+from tests.browser.search import hh_winning_deal
 from tests.support import http
 
 pytestmark = pytest.mark.browser
@@ -43,12 +42,6 @@ HH_REPLAY_JS = """() => {
     progress: document.querySelector('#replay-progress').textContent,
   };
 }"""
-
-
-@functools.cache
-def hh_winning_deal() -> tuple[str, list[Action]]:
-    """The search's winnable deal, found once for the module."""
-    return search_winning_deal()
 
 
 def watch_policy(page: Page) -> list[str]:
@@ -96,7 +89,7 @@ def shown(page: Page, step: int) -> dict[str, Any]:
 
 def me(page: Page) -> dict[str, str]:
     """The page's player as kept in localStorage, once its socket is authenticated."""
-    expect(page.locator("body")).to_have_attribute("data-conn", "online")
+    wait_attribute(page, "body", "data-conn", "online")
     player: dict[str, str] = page.evaluate("() => JSON.parse(localStorage.getItem('solitaire.player'))")
     expect(page.locator("body")).to_have_attribute("data-player", player["id"])
     return player
@@ -190,17 +183,20 @@ def test_statistics_and_history_after_games(page: Page, site: str) -> None:
 
     # The page's own player plays: one win and one resigned game of Heart to Heart, one
     # resigned Seahaven game, and 21 more resigned games so the history needs a second page.
+    # (Two sockets of its own: each keeps to its message rate without waiting for the other's.)
     code, line = hh_winning_deal()
     self_ = WsPlayer(site, "", token=player["token"])
+    again = WsPlayer(site, "", token=player["token"])
     try:
         won = self_.request("new_game", code=code)["game"]["id"]
         assert self_.play(won, line)["status"] == "won"
         for n in range(22):
             kind = {"game": "SH", "variant": "C2"} if n == 0 else {"game": "HH", "variant": "N"}
-            gid = self_.request("new_game", **kind)["game"]["id"]
-            assert self_.request("resign", game_id=gid)["type"] == "game"
+            gid = again.request("new_game", **kind)["game"]["id"]
+            assert again.request("resign", game_id=gid)["type"] == "game"
     finally:
         self_.close()
+        again.close()
 
     page.reload()
     hh = page.locator('#stats-table tr[data-variant="HH1-N"]')
@@ -311,7 +307,7 @@ def test_racing_the_ghost_of_a_recorded_win(page: Page, site: str) -> None:
     # The connection drops and comes back: the page follows the ghost race again (ghost_watch).
     page.evaluate("() => { window.solitaire.net.drop(4000, 'test'); window.solitaire.net.scheduleRetry(); }")
     expect(page.locator("body")).to_have_attribute("data-conn", "connecting")
-    expect(page.locator("body")).to_have_attribute("data-conn", "online")
+    wait_attribute(page, "body", "data-conn", "online")
 
     # The ghost's clock starts with our first move; it then plays its recorded win at the pace
     # it was played (about a second here) and its progress fills the strip.

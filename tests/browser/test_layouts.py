@@ -14,7 +14,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from engine import Game
 from tests.browser.conftest import DESKTOP, PHONE
-from tests.browser.helpers import at, board, box, card, column_cards, open_code, wait_seq
+from tests.browser.helpers import at, board, box, boxes, card, column_cards, open_code, wait_seq
 from tests.browser.search import hh_winning_deal, seahaven_scenario
 
 pytestmark = pytest.mark.browser
@@ -52,9 +52,7 @@ def fits_the_screen(page: Page) -> None:
     width = page.evaluate("document.documentElement.scrollWidth")
     viewport = page.viewport_size
     assert viewport is not None and width <= viewport["width"]
-    cards = page.locator("#board .card:not([hidden])")
-    for i in range(cards.count()):
-        rect = box(cards.nth(i))
+    for rect in boxes(page.locator("#board .card:not([hidden])")):
         assert rect["x"] >= 0 and rect["x"] + rect["width"] <= viewport["width"] + 0.5
         assert rect["y"] + rect["height"] <= viewport["height"] + 0.5
 
@@ -167,7 +165,7 @@ def test_seahaven_fills_a_phone_in_portrait(browser: Browser, site: str) -> None
         at(page, "col:1").wait_for()
         width = box(page.locator("#board .column .card").first)["width"]
         assert width >= 55, f"cards are {width} px wide"  # ten across: about 35 px
-        lowest = max(box(c)["y"] + box(c)["height"] for c in page.locator("#board .column .card").all())
+        lowest = max(rect["y"] + rect["height"] for rect in boxes(page.locator("#board .column .card")))
         assert lowest > PHONE["height"] * 0.75
         dst = str(s.group.args[1])
         column = page.locator("#board .column").nth(int(dst.split(":")[1]) - 1)

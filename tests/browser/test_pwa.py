@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
-from tests.browser.helpers import board
+from tests.browser.helpers import wait_seq
 
 pytestmark = pytest.mark.browser
 
@@ -61,7 +61,7 @@ def test_a_second_visit_opens_from_the_cache_offline(context: BrowserContext, pa
     page.reload()  # now controlled by the worker
     page.wait_for_function("!!navigator.serviceWorker.controller", timeout=15_000, polling=100)
     page.locator("#new-random").click()
-    expect(board(page)).to_have_attribute("data-seq", "0")
+    wait_seq(page, 0)
 
     context.set_offline(True)
     try:

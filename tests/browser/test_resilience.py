@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
 from tests.browser.conftest import sqlite_settings
-from tests.browser.helpers import at, board, open_code, wait_seq
+from tests.browser.helpers import at, board, open_code, wait_attribute, wait_seq
 from tests.support import free_port, http, running_server
 
 pytestmark = pytest.mark.browser
@@ -48,7 +48,7 @@ def test_identity_persists_and_the_player_can_rename(page: Page, context: Browse
     try:
         spectator = other.new_page()
         spectator.goto(f"{site}/#game={new_id}")
-        expect(board(spectator)).to_have_attribute("data-role", "spectator")
+        wait_attribute(spectator, "#board", "data-role", "spectator")
         expect(spectator.locator("#banner")).to_have_text("Watching Ada Lovelace's game live")
         assert player_id(spectator) != me
         # The owner's moves reach the spectator live.
@@ -69,10 +69,10 @@ def test_reconnects_after_a_server_restart(page: Page, tmp_path: Path) -> None:
         wait_seq(page, 1)
         at(page, "stock").click()
         wait_seq(page, 2)
-        expect(conn).to_have_attribute("data-state", "online")
+        wait_attribute(page, "#conn", "data-state", "online")
     expect(conn).to_have_attribute("data-state", re.compile("reconnecting|offline"))
     with running_server(settings, port=port):
-        expect(conn).to_have_attribute("data-state", "online", timeout=20_000)
+        wait_attribute(page, "#conn", "data-state", "online", timeout_ms=20_000)
         expect(board(page)).to_have_attribute("data-game-id", game_id)
         expect(page.locator("#info-moves")).to_have_text("2")
         at(page, "stock").click()
@@ -88,10 +88,10 @@ def test_an_action_sent_while_offline_arrives_once(page: Page, context: BrowserC
     at(page, "stock").click()
     context.set_offline(False)
     wait_seq(page, 1)
-    expect(page.locator("#conn")).to_have_attribute("data-state", "online")
+    wait_attribute(page, "#conn", "data-state", "online")
     # A dropped socket (as after a network change) reconnects and the game goes on.
     page.evaluate("window.solitaire.net.ws.close()")
-    expect(page.locator("#conn")).to_have_attribute("data-state", "online")
+    wait_attribute(page, "#conn", "data-state", "online")
     at(page, "stock").click()
     wait_seq(page, 2)
     expect(page.locator("#info-moves")).to_have_text("2")

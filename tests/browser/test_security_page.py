@@ -9,7 +9,19 @@ import re
 import pytest
 from playwright.sync_api import ConsoleMessage, Page, expect
 
-from tests.browser.helpers import at, board, card, column_cards, drag, open_code, play_hh_action, wait_seq
+from tests.browser.conftest import AheadClock
+from tests.browser.helpers import (
+    at,
+    board,
+    card,
+    column_cards,
+    drag,
+    hh_shapes,
+    open_code,
+    play_hh_line,
+    wait_attribute,
+    wait_seq,
+)
 from tests.browser.search import hh_stalemate_deal, seahaven_scenario
 
 pytestmark = pytest.mark.browser
@@ -29,7 +41,7 @@ def close_dialog(page: Page, dialog_id: str, value: str = "close") -> None:
     expect(dialog).to_be_hidden()
 
 
-def test_playing_and_every_dialog_break_no_policy(page: Page, site: str) -> None:
+def test_playing_and_every_dialog_break_no_policy(page: Page, site: str, clock: AheadClock) -> None:
     violations: list[str] = []
 
     def report(text: str) -> None:
@@ -53,8 +65,8 @@ def test_playing_and_every_dialog_break_no_policy(page: Page, site: str) -> None
     new.locator('input[name="game"][value="HH"]').check()
     new.locator("#new-code").fill(code)
     new.locator("#new-play-code").click()
-    expect(board(page)).to_have_attribute("data-seq", "0")
-    expect(page.locator("#conn")).to_have_attribute("data-state", "online")
+    wait_seq(page, 0)
+    wait_attribute(page, "#conn", "data-state", "online")
 
     # Help and settings (four-colour suits restyle the cards).
     page.locator("#btn-help").click()
@@ -65,9 +77,10 @@ def test_playing_and_every_dialog_break_no_policy(page: Page, site: str) -> None
     page.locator('#form-settings input[name="placementHelp"]').uncheck()
     close_dialog(page, "dlg-settings")
 
-    # Heart to Heart into a stalemate: the end dialog; giving up there, then the solution.
-    for action in line:
-        play_hh_action(page, action)
+    # Heart to Heart into a stalemate (a card clicked for each kind of move and for the last, the
+    # moves between sent through the page's session): the end dialog; giving up there, then the
+    # solution.
+    play_hh_line(page, line, hh_shapes(code, line) | {len(line) - 1})
     end = page.locator("#dlg-end")
     expect(end).to_be_visible()
     end.locator('button[value="resign"]').click()
@@ -102,8 +115,10 @@ def test_playing_and_every_dialog_break_no_policy(page: Page, site: str) -> None
     expect(page.locator("#race-detail table.racers .bar")).to_have_count(1)
     page.locator("#race-countdown").select_option("3")
     page.locator("#race-start").click()
+    expect(page.locator("#race-status")).to_contain_text("Starting in")
+    clock.skip(3_000)  # the server's clock past the countdown
     expect(page.locator("#race-strip .bar")).to_have_count(1, timeout=20_000)
-    expect(board(page)).to_have_attribute("data-seq", "0")
+    wait_seq(page, 0)
     page.locator("#race-give-up").click()
     results = page.locator("#dlg-race")
     expect(results).to_be_visible()

@@ -15,7 +15,7 @@ from engine import Game
 from engine.replay import steps_json
 from engine.solver import solve
 from server.features.solutions.model import LOST_BUDGET, SOLUTION_BUDGET
-from tests.browser.helpers import WsPlayer, board, open_code, wait_seq
+from tests.browser.helpers import WsPlayer, act_all, board, open_code, wait_attribute, wait_seq
 from tests.browser.search import hh_winning_deal, seahaven_lost_line, seahaven_solution_deals
 
 pytestmark = pytest.mark.browser
@@ -183,7 +183,7 @@ def test_step_through_a_solution_of_a_finished_game_opened_by_link(page: Page, s
         owner.close()
 
     page.goto(f"{site}/#game={game_id}")
-    expect(board(page)).to_have_attribute("data-role", "spectator")
+    wait_attribute(page, "#board", "data-role", "spectator")
     expect(board(page)).to_have_attribute("data-status", "resigned")
     page.locator("#btn-solution").click()
     dialog = page.locator("#dlg-solution")
@@ -245,7 +245,7 @@ def test_a_deal_that_cannot_be_won_says_so(page: Page, site: str) -> None:
 
 def test_a_running_daily_shows_the_servers_refusal(page: Page, site: str) -> None:
     page.goto(f"{site}/#daily=SH1-C4")
-    expect(board(page)).to_have_attribute("data-seq", "0")
+    wait_seq(page, 0)
     page.evaluate("window.solitaire.session.resign()")
     expect(board(page)).to_have_attribute("data-status", "resigned")
     page.locator("#btn-solution").click()
@@ -259,9 +259,7 @@ def test_a_running_daily_shows_the_servers_refusal(page: Page, site: str) -> Non
 def test_the_win_screen_offers_a_solution(page: Page, site: str) -> None:
     code, line = hh_winning_deal()
     open_code(page, site, code)
-    for n, action in enumerate(line):
-        act(page, action.to_json())
-        wait_seq(page, n + 1)
+    act_all(page, line)
     expect(board(page)).to_have_attribute("data-status", "won")
     end = page.locator("#dlg-end")
     end.get_by_role("button", name="Show a solution").click()
