@@ -133,6 +133,7 @@ def test_an_account_made_in_one_browser_logs_in_from_another(browser: Browser, s
         other.goto(f"{site}/#profile")
         stranger = me(other)
         assert stranger["id"] != guest["id"]
+        expect(other.locator("#account-state")).to_contain_text("guest")  # drawn: typing is not raced
         login = other.locator("#form-log-in")
         login.get_by_label("Username").fill(username.upper())  # usernames ignore case
         login.get_by_label("Password").fill("not the password at all")
