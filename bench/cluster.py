@@ -42,6 +42,7 @@ from typing import Any
 
 import psutil
 from load import UNCOUNTED, NoReply, answer_to, connect, percentile, receive
+from prometheus_client.parser import text_string_to_metric_families
 from serverproc import ROOT, raise_fd_limit, started_server
 
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
@@ -175,17 +176,19 @@ def create_players(base: str, count: int) -> list[str]:
 
 def commit_totals(bases: list[str]) -> tuple[float, float, float]:
     """Every instance's group commits so far: (commits, seconds in them, writes in them)."""
-    commits = seconds = writes = 0.0
+    wanted = (
+        "solitaire_commit_seconds_count",
+        "solitaire_commit_seconds_sum",
+        "solitaire_commit_batch_writes_sum",
+    )
+    totals = dict.fromkeys(wanted, 0.0)
     for base in bases:
         with urllib.request.urlopen(f"{base}/metrics", timeout=10) as response:
-            for line in response.read().decode().splitlines():
-                name, _, value = line.partition(" ")
-                if name == "solitaire_commit_seconds_count":
-                    commits += float(value)
-                elif name == "solitaire_commit_seconds_sum":
-                    seconds += float(value)
-                elif name == "solitaire_commit_batch_writes_sum":
-                    writes += float(value)
+            for family in text_string_to_metric_families(response.read().decode()):
+                for sample in family.samples:
+                    if sample.name in totals:
+                        totals[sample.name] += sample.value
+    commits, seconds, writes = (totals[name] for name in wanted)
     return commits, seconds, writes
 
 

@@ -85,23 +85,11 @@ class Backoff:
     ``max_keys`` (the oldest go first), so a flood of made-up names cannot fill it.
     """
 
-    def __init__(
-        self,
-        clock: Clock,
-        free: int,
-        base_s: float = 1.0,
-        cap_s: float = 900.0,
-        forget_s: float = 3600.0,
-        max_keys: int = 100_000,
-    ) -> None:
+    def __init__(self, clock: Clock, rule: BackoffRule, max_keys: int = 100_000) -> None:
         self.clock = clock
-        self.rule = BackoffRule(free, base_s, cap_s, forget_s)
+        self.rule = rule
         self.max_keys = max_keys
         self._keys: dict[str, _Count] = {}
-
-    @classmethod
-    def following(cls, clock: Clock, rule: BackoffRule) -> Backoff:
-        return cls(clock, rule.free, rule.base_s, rule.cap_s, rule.forget_s)
 
     def wait_s(self, key: str) -> float:
         """Seconds before ``key`` may try again (0: now)."""
@@ -147,6 +135,6 @@ def in_memory(clock: Clock) -> FailureCounts:
     """The counts of one instance on its own: each kind of key in a :class:`Backoff` of its own."""
 
     def counts(name: str, rule: BackoffRule) -> Failures:
-        return LocalFailures(Backoff.following(clock, rule))
+        return LocalFailures(Backoff(clock, rule))
 
     return counts

@@ -105,7 +105,7 @@ class RedisFailures:
         self.counts = counts
         self.base = base
         self.rule = rule
-        self.local = Backoff.following(counts.clock, rule)
+        self.local = Backoff(counts.clock, rule)
 
     def name(self, key: str) -> str:
         """The Redis key of ``key``: the prefix and kind, then a hash of the key itself."""

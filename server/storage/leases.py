@@ -74,9 +74,9 @@ class FencedWriter(GroupWriter):
         fenced = [(w, game_id) for w in batch if (game_id := fenced_id(w)) is not None]
         stale: list[Write] = []
         try:
-            if self._direct is not None and not any(w.extras for w in batch):
+            if (direct := self._direct_for(batch)) is not None:
                 fences = {game_id: w.fence for w, game_id in fenced if w.fence is not None}
-                held = await self._direct.write(*batch_rows(batch), fences)
+                held = await direct.write(*batch_rows(batch), fences)
                 stale = [w for w, game_id in fenced if game_id not in held]
                 return
             async with self._engine.begin() as conn:

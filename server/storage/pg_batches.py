@@ -34,6 +34,8 @@ Rows = list[dict[str, Any]]
 _GAME_TABLE: Table = GameRow.__table__  # type: ignore[assignment]
 _ACTION_TABLE: Table = ActionRow.__table__  # type: ignore[assignment]
 _CHANGED = ("id", *GAME_STATE_COLUMNS)  # what an action's write sets, and which game
+_GAME_NAMES = tuple(c.name for c in _GAME_TABLE.columns)
+_ACTION_NAMES = tuple(c.name for c in _ACTION_TABLE.columns)
 
 
 def _type(table: Table, column: str) -> str:
@@ -61,10 +63,8 @@ class _Params:
 
 def _statement() -> str:
     p = _Params()
-    game_columns = tuple(c.name for c in _GAME_TABLE.columns)
-    action_columns = tuple(c.name for c in _ACTION_TABLE.columns)
-    new_games = p.arrays(_GAME_TABLE, game_columns, "n")
-    actions = p.arrays(_ACTION_TABLE, action_columns, "a")
+    new_games = p.arrays(_GAME_TABLE, _GAME_NAMES, "n")
+    actions = p.arrays(_ACTION_TABLE, _ACTION_NAMES, "a")
     changes = p.arrays(_GAME_TABLE, _CHANGED, "v")
     fenced_ids, fence_tokens = p.one("varchar[]"), p.one("bigint[]")
     passed = "(SELECT game_id FROM fence)"
@@ -76,9 +76,9 @@ WITH fence AS (
     ON l.game_id = f.game_id AND l.token = f.token
   ORDER BY l.game_id FOR UPDATE OF l
 ), new_games AS (
-  INSERT INTO games ({", ".join(game_columns)}) SELECT * FROM {new_games}
+  INSERT INTO games ({", ".join(_GAME_NAMES)}) SELECT * FROM {new_games}
 ), new_actions AS (
-  INSERT INTO actions ({", ".join(action_columns)}) SELECT * FROM {actions}
+  INSERT INTO actions ({", ".join(_ACTION_NAMES)}) SELECT * FROM {actions}
   WHERE NOT a.game_id = ANY({fenced_ids}) OR a.game_id IN {passed}
 ), changed AS (
   UPDATE games SET {sets} FROM {changes}
@@ -89,8 +89,6 @@ SELECT game_id FROM fence
 
 
 STATEMENT = _statement()
-_GAME_NAMES = tuple(c.name for c in _GAME_TABLE.columns)
-_ACTION_NAMES = tuple(c.name for c in _ACTION_TABLE.columns)
 
 
 def _columns(rows: Rows, names: tuple[str, ...]) -> list[list[Any]]:

@@ -179,9 +179,13 @@ class GroupWriter:
         COMMIT_BATCH.observe(len(batch))
         self._succeeded(batch)
 
+    def _direct_for(self, batch: list[Write]) -> Batches | None:
+        """The direct path, for a batch without extras (those are written with SQLAlchemy)."""
+        return None if any(w.extras for w in batch) else self._direct
+
     async def _write_batch(self, batch: list[Write]) -> None:
-        if self._direct is not None and not any(w.extras for w in batch):
-            await self._direct.write(*batch_rows(batch), {})
+        if (direct := self._direct_for(batch)) is not None:
+            await direct.write(*batch_rows(batch), {})
         else:
             async with self._engine.begin() as conn:
                 await self._write(conn, batch)

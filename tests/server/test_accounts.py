@@ -108,7 +108,7 @@ def test_bad_usernames_are_refused(given: object, rule: str) -> None:
 
 def test_backoff_doubles_after_the_free_failures_and_forgets() -> None:
     clock = ManualClock(0)
-    backoff = Backoff(clock, free=2, base_s=1, cap_s=8, forget_s=60)
+    backoff = Backoff(clock, BackoffRule(free=2, base_s=1, cap_s=8, forget_s=60))
     for _ in range(2):
         assert backoff.wait_s("k") == 0
         backoff.failed("k")
