@@ -78,9 +78,19 @@ class Figures:
 
 
 async def player(
-    base: str, watch_base: str, token: str, interval: float, until: asyncio.Future[float], figures: Figures
+    base: str,
+    watch_base: str,
+    token: str,
+    interval: float,
+    phase: float,
+    until: asyncio.Future[float],
+    figures: Figures,
 ) -> None:
-    """Play one game after another at the given pace; a spectator on ``watch_base`` follows each."""
+    """Play one game after another at the given pace; a spectator on ``watch_base`` follows each.
+
+    ``phase`` (a share of ``interval``) spreads the players' first actions, so
+    independent players do not all act in the same millisecond, every interval.
+    """
     ws = await connect(base, token)
     watcher = await connect(watch_base, token)  # a second connection of the player, elsewhere
     ids = iter(range(1, 2**62))
@@ -103,7 +113,7 @@ async def player(
         watching = asyncio.create_task(watch(watcher, figures))
         figures.ready += 1
         deadline = await asyncio.shield(until)
-        next_at = time.monotonic()
+        next_at = time.monotonic() + phase * interval
         while time.monotonic() < deadline:
             await asyncio.sleep(max(0.0, next_at - time.monotonic()))
             next_at += interval
@@ -215,7 +225,9 @@ async def run(args: argparse.Namespace, bases: list[str], pids: list[int]) -> di
     until: asyncio.Future[float] = asyncio.get_running_loop().create_future()
     interval = args.clients / args.rate
     tasks = [
-        asyncio.create_task(player(bases[i % n], bases[(i + 1) % n], tokens[i], interval, until, figures))
+        asyncio.create_task(
+            player(bases[i % n], bases[(i + 1) % n], tokens[i], interval, i / args.clients, until, figures)
+        )
         for i in range(args.clients)
     ]
     await asyncio.sleep(0)
