@@ -12,7 +12,7 @@ typed ``Any`` here and precisely inside each rules module (``Rules[S]``). See
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.api import Action, IllegalAction
@@ -54,6 +54,8 @@ class Game:
     moves: int = 0
     seq: int = 0  # accepted actions so far (selections included): the protocol's action number
     history: tuple[tuple[Any, int], ...] = ()  # (state, score) before each undoable move
+    # The status, computed once: a server reads it for the result, the row and each view.
+    _status: Status | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def new(cls, code: GameCode | str) -> Game:
@@ -71,7 +73,11 @@ class Game:
 
     @property
     def status(self) -> Status:
-        return self.rules.status(self.state)
+        status = self._status
+        if status is None:
+            status = self.rules.status(self.state)
+            object.__setattr__(self, "_status", status)  # a cache: the game itself never changes
+        return status
 
     @property
     def progress(self) -> int:

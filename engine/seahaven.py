@@ -605,13 +605,11 @@ class SeahavenRules:
         runs = {COL_NAMES[i]: run_length(c) for i, c in enumerate(state.columns) if c}
         if _won(state):
             return {"tappable": [], "movable": [], "runs": runs, "targets": {}, "counts": {}}
-        tappable = []
-        for name in (*COL_NAMES, *CELL_NAMES[: len(state.cells)]):
-            try:
-                _plan_tap(state, name)
-            except IllegalAction:
-                continue
-            tappable.append(name)
+        found = state.foundations
+        tops = [(COL_NAMES[i], c[-1]) for i, c in enumerate(state.columns) if c]
+        cells = [(CELL_NAMES[i], card) for i, card in enumerate(state.cells) if card is not None]
+        # What _plan_tap accepts (SH-15), read off directly: a top card that goes up now.
+        tappable = [name for name, card in (*tops, *cells) if found[SUIT[card]] == RANK[card] - 1]
         targets: dict[str, list[str]] = {}
         counts: dict[str, dict[str, int]] = {}
         for action in self.legal_actions(state):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import random
 from array import array
 from collections import OrderedDict
@@ -27,7 +26,7 @@ from server import metrics
 from server.clock import Clock, wall_clock_ms
 from server.core import topics
 from server.core.cluster import Leases
-from server.core.hub import Encoded, Hub, Subscriber
+from server.core.hub import Encoded, Hub, Subscriber, encode
 from server.errors import ProtocolError
 from server.storage import queries
 from server.storage.faults import StorageInDoubt, StorageUnavailable
@@ -93,7 +92,7 @@ class LiveGame:
     def state_json(self) -> Encoded:
         """The public state, serialized once per change for the result and every update."""
         if self.cached_state is None:
-            self.cached_state = Encoded(json.dumps(self.state(), separators=(",", ":")))
+            self.cached_state = Encoded(encode(self.state()))
         return self.cached_state
 
     @property

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from server.config import Limits
-from server.core.hub import encode
+from server.core.hub import Encoded, encode
 from server.edge import session as session_module
 from server.edge.protocol import parse_json
 from server.edge.session import MAX_OWN_GAMES, Authenticate, Call, Session
@@ -299,3 +299,15 @@ def test_the_encoder_never_makes_an_unsendable_frame() -> None:
     frame.encode("utf-8")
     assert json.loads(frame) == {"type": "error", "message": "x\ud800", "name": "Zoë"}
     assert encode({"type": "pong", "name": "Zoë"}) == '{"type":"pong","name":"Zoë"}'  # text stays text
+
+
+@pytest.mark.parametrize("rest", [{}, {"name": "Zoë"}, {"type": "update", "id": 2**70}, {"id": "\ud800"}])
+def test_an_encoded_state_is_spliced_whichever_encoder_writes_the_frame(rest: dict[str, Any]) -> None:
+    """A state encoded once goes into frames as it is, also when the standard library writes
+    the frame (an integer past 64 bits, a lone surrogate)."""
+    state = Encoded(encode({"board": ["A♠", 1], "status": "playing"}))
+    frame = encode({**rest, "state": state})
+    frame.encode("utf-8")
+    assert json.loads(frame) == {**rest, "state": {"board": ["A♠", 1], "status": "playing"}}
+    if rest == {"name": "Zoë"}:  # the usual frame keeps its text as text, the state's too
+        assert frame == '{"name":"Zoë","state":{"board":["A♠",1],"status":"playing"}}'
