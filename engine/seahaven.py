@@ -163,6 +163,7 @@ LOCATIONS: dict[str, tuple[int, int]] = {
 }
 
 Plan = tuple[int, int, int, int, tuple[str, ...]]  # src kind, src index, dst kind, dst index, cards
+Move = tuple[str, str, int]  # an explicit move's arguments: source, destination, card count
 
 
 @dataclass(frozen=True, slots=True)
@@ -429,7 +430,7 @@ def _args(action: Action, n: int) -> tuple[Any, ...]:
 
 
 def _moves_for_card(
-    out: list[Action],
+    out: list[Move],
     src: str,
     head: str,
     count: int,
@@ -443,9 +444,9 @@ def _moves_for_card(
     if up is not None:
         target = tops.get(up)
         if target is not None and ok_full:
-            out.append(Action(_MOVE, (src, COL_NAMES[target], count)))
+            out.append((src, COL_NAMES[target], count))
     elif ok_empty:
-        out.extend(Action(_MOVE, (src, COL_NAMES[j], count)) for j in empties)
+        out.extend((src, COL_NAMES[j], count) for j in empties)
 
 
 def _has_move(state: State) -> bool:
@@ -486,6 +487,43 @@ def _column_has_move(
         if has_empty and RANK[head] == KING and k <= to_empty:
             return True
     return False
+
+
+def _explicit_moves(state: State) -> list[Move]:
+    """What :meth:`SeahavenRules.legal_actions` lists, as plain (source, destination, count)."""
+    out: list[Move] = []
+    if _won(state):
+        return out  # SH-13: a win is final, so a foundation card no longer comes back down
+    columns, cells, found = state.columns, state.cells, state.foundations
+    free = [CELL_NAMES[i] for i, card in enumerate(cells) if card is None]
+    empties = [i for i, column in enumerate(columns) if not column]
+    tops = {column[-1]: i for i, column in enumerate(columns) if column}
+    to_full, to_empty = _limits(state)
+    for i, column in enumerate(columns):
+        if not column:
+            continue
+        src = COL_NAMES[i]
+        for k in range(1, run_length(column) + 1):
+            _moves_for_card(out, src, column[-k], k, k <= to_full, k <= to_empty, tops, empties)
+        _single_moves(out, src, column[-1], found, free)
+    for i, card in enumerate(cells):
+        if card is not None:
+            src = CELL_NAMES[i]
+            _moves_for_card(out, src, card, 1, True, bool(empties), tops, empties)
+            _single_moves(out, src, card, found, [c for c in free if c != src])
+    for suit, top in enumerate(found):
+        if top:
+            card = CARD_AT[suit][top]
+            _moves_for_card(out, FOUND_NAMES[suit], card, 1, True, bool(empties), tops, empties)
+            out.extend((FOUND_NAMES[suit], c, 1) for c in free)
+    return out
+
+
+def _single_moves(out: list[Move], src: str, card: str, found: tuple[int, ...], free: list[str]) -> None:
+    """A single card to its foundation (SH-6) and to each free cell (SH-5)."""
+    if found[SUIT[card]] == RANK[card] - 1:
+        out.append((src, FOUND_NAMES[SUIT[card]], 1))
+    out.extend((src, cell, 1) for cell in free)
 
 
 class SeahavenRules:
@@ -530,41 +568,7 @@ class SeahavenRules:
 
     def legal_actions(self, state: State) -> list[Action]:
         """Every explicit move accepted now: all run counts, all accepting destinations; none once won."""
-        out: list[Action] = []
-        if _won(state):
-            return out  # SH-13: a win is final, so a foundation card no longer comes back down
-        columns, cells, found = state.columns, state.cells, state.foundations
-        free = [CELL_NAMES[i] for i, card in enumerate(cells) if card is None]
-        empties = [i for i, column in enumerate(columns) if not column]
-        tops = {column[-1]: i for i, column in enumerate(columns) if column}
-        to_full, to_empty = _limits(state)
-        for i, column in enumerate(columns):
-            if not column:
-                continue
-            src = COL_NAMES[i]
-            for k in range(1, run_length(column) + 1):
-                _moves_for_card(out, src, column[-k], k, k <= to_full, k <= to_empty, tops, empties)
-            self._single_moves(out, src, column[-1], found, free)
-        for i, card in enumerate(cells):
-            if card is not None:
-                src = CELL_NAMES[i]
-                _moves_for_card(out, src, card, 1, True, bool(empties), tops, empties)
-                self._single_moves(out, src, card, found, [c for c in free if c != src])
-        for suit, top in enumerate(found):
-            if top:
-                card = CARD_AT[suit][top]
-                _moves_for_card(out, FOUND_NAMES[suit], card, 1, True, bool(empties), tops, empties)
-                out.extend(Action(_MOVE, (FOUND_NAMES[suit], c, 1)) for c in free)
-        return out
-
-    @staticmethod
-    def _single_moves(
-        out: list[Action], src: str, card: str, found: tuple[int, ...], free: list[str]
-    ) -> None:
-        """A single card to its foundation (SH-6) and to each free cell (SH-5)."""
-        if found[SUIT[card]] == RANK[card] - 1:
-            out.append(Action(_MOVE, (src, FOUND_NAMES[SUIT[card]], 1)))
-        out.extend(Action(_MOVE, (src, cell, 1)) for cell in free)
+        return [Action(_MOVE, move) for move in _explicit_moves(state)]
 
     def status(self, state: State) -> Status:
         """Called on every ``Game.apply``, so it stops at the first move it finds."""
@@ -612,11 +616,10 @@ class SeahavenRules:
         tappable = [name for name, card in (*tops, *cells) if found[SUIT[card]] == RANK[card] - 1]
         targets: dict[str, list[str]] = {}
         counts: dict[str, dict[str, int]] = {}
-        for action in self.legal_actions(state):
-            src, dst, count = action.args
-            targets.setdefault(str(src), []).append(str(dst))
+        for src, dst, count in _explicit_moves(state):
+            targets.setdefault(src, []).append(dst)
             if count != 1:
-                counts.setdefault(str(src), {})[str(dst)] = int(count)
+                counts.setdefault(src, {})[dst] = count
         return {
             "tappable": tappable,
             "movable": list(targets),
