@@ -22,6 +22,7 @@ import socket
 import sqlite3
 import sys
 import warnings
+from collections.abc import Coroutine
 from dataclasses import replace
 from types import FrameType
 from typing import Any
@@ -228,6 +229,21 @@ def tune_gc() -> None:
     gc.set_threshold(GC_YOUNG_THRESHOLD, 20, 20)
 
 
+def run_loop(main: Coroutine[Any, Any, None]) -> None:
+    """Run the server on uvloop where it is installed (with uvicorn[standard], on Linux and macOS).
+
+    The server's own work is Python, but every frame also passes through the
+    event loop's sockets and callbacks, which uvloop runs in C: measured, that
+    was a sixth of the server's time per action on the standard loop.
+    """
+    try:
+        import uvloop
+    except ImportError:  # Windows: the standard loop
+        asyncio.run(main)
+        return
+    uvloop.run(main)
+
+
 async def serve(settings: Settings, log_level: str) -> None:
     from server.app import create_app
 
@@ -384,7 +400,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"solitaire-server: {exc}", file=sys.stderr)
         sys.exit(2)
     try:
-        asyncio.run(serve(settings, args.log_level))
+        run_loop(serve(settings, args.log_level))
     except KeyboardInterrupt:
         sys.exit(0)
     finally:

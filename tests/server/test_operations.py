@@ -11,8 +11,10 @@ import time
 import urllib.request
 from pathlib import Path
 
+import uvloop
+
 from engine import Game
-from server.cli import READY_LINE
+from server.cli import READY_LINE, run_loop
 from server.config import Settings
 from server.logs import CONNECTION, REQUEST, JsonFormatter
 from tests import processes
@@ -151,3 +153,14 @@ def test_redis_with_sqlite_is_refused_at_start(tmp_path: Path) -> None:
     argv += ["--database-url", f"sqlite+aiosqlite:///{tmp_path / 'x.db'}"]
     done = processes.run(argv, 60, cwd=ROOT)
     assert done.returncode == 2 and "PostgreSQL" in done.stderr
+
+
+def test_the_server_runs_on_uvloop_where_it_is_installed() -> None:
+    """The command's loop is uvloop's (installed with uvicorn[standard] on Linux and macOS)."""
+    seen: list[type[asyncio.AbstractEventLoop]] = []
+
+    async def record() -> None:
+        seen.append(type(asyncio.get_running_loop()))
+
+    run_loop(record())
+    assert seen == [uvloop.Loop]
