@@ -2,11 +2,13 @@
 
 Through SQLAlchemy a batch was a checkout (with its ping), BEGIN, one
 statement per table, the fencing check and COMMIT: six round trips and the
-ORM's per-row work on the event loop, for every batch. Here the batch's rows
-travel as column arrays (``unnest``) in a single prepared statement on a
-connection the writer keeps for itself; PostgreSQL runs a lone statement as
-its own transaction, so the new games, the actions and the games' new values
-commit together or not at all.
+ORM's per-row work on the event loop, for every batch. Here each table's rows
+travel as one JSON text (``json_to_recordset``, typed by the table's own
+columns) in a single prepared statement on a connection the writer keeps for
+itself; PostgreSQL runs a lone statement as its own transaction, so the new
+games, the actions and the games' new values commit together or not at all.
+JSON rather than column arrays: the driver checks every element of an array
+parameter on the event loop, while one text is encoded by orjson at once.
 
 With several instances the same statement checks each game's fencing token
 (:mod:`server.storage.leases`): the ``fence`` part locks the games' lease rows
@@ -24,6 +26,7 @@ import asyncio
 from typing import Any
 
 import asyncpg
+import orjson
 from sqlalchemy import Table
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -48,13 +51,11 @@ class _Params:
     def __init__(self) -> None:
         self.count = 0
 
-    def arrays(self, table: Table, columns: tuple[str, ...], alias: str) -> str:
-        """``unnest($n::type[], ...) AS alias(columns)`` for these columns of the table."""
-        casts = []
-        for column in columns:
-            self.count += 1
-            casts.append(f"${self.count}::{_type(table, column)}[]")
-        return f"unnest({', '.join(casts)}) AS {alias}({', '.join(columns)})"
+    def records(self, table: Table, columns: tuple[str, ...], alias: str) -> str:
+        """``json_to_recordset($n::json) AS alias(column type, ...)`` for these columns of the table."""
+        self.count += 1
+        typed = ", ".join(f"{column} {_type(table, column)}" for column in columns)
+        return f"json_to_recordset(${self.count}::json) AS {alias}({typed})"
 
     def one(self, cast: str) -> str:
         self.count += 1
@@ -63,9 +64,9 @@ class _Params:
 
 def _statement() -> str:
     p = _Params()
-    new_games = p.arrays(_GAME_TABLE, _GAME_NAMES, "n")
-    actions = p.arrays(_ACTION_TABLE, _ACTION_NAMES, "a")
-    changes = p.arrays(_GAME_TABLE, _CHANGED, "v")
+    new_games = p.records(_GAME_TABLE, _GAME_NAMES, "n")
+    actions = p.records(_ACTION_TABLE, _ACTION_NAMES, "a")
+    changes = p.records(_GAME_TABLE, _CHANGED, "v")
     fenced_ids, fence_tokens = p.one("varchar[]"), p.one("bigint[]")
     passed = "(SELECT game_id FROM fence)"
     sets = ", ".join(f"{c} = v.{c}" for c in GAME_STATE_COLUMNS)
@@ -76,9 +77,9 @@ WITH fence AS (
     ON l.game_id = f.game_id AND l.token = f.token
   ORDER BY l.game_id FOR UPDATE OF l
 ), new_games AS (
-  INSERT INTO games ({", ".join(_GAME_NAMES)}) SELECT * FROM {new_games}
+  INSERT INTO games ({", ".join(_GAME_NAMES)}) SELECT {", ".join(_GAME_NAMES)} FROM {new_games}
 ), new_actions AS (
-  INSERT INTO actions ({", ".join(_ACTION_NAMES)}) SELECT * FROM {actions}
+  INSERT INTO actions ({", ".join(_ACTION_NAMES)}) SELECT {", ".join(_ACTION_NAMES)} FROM {actions}
   WHERE NOT a.game_id = ANY({fenced_ids}) OR a.game_id IN {passed}
 ), changed AS (
   UPDATE games SET {sets} FROM {changes}
@@ -91,16 +92,18 @@ SELECT game_id FROM fence
 STATEMENT = _statement()
 
 
-def _columns(rows: Rows, names: tuple[str, ...]) -> list[list[Any]]:
-    return [[row[name] for row in rows] for name in names]
+def _records(rows: Rows, names: tuple[str, ...]) -> str:
+    """The rows as one JSON text, each with exactly these columns (a missing one is a KeyError,
+    never a NULL written)."""
+    return orjson.dumps([{name: row[name] for name in names} for row in rows]).decode()
 
 
 def arguments(new_games: Rows, actions: Rows, games: Rows, fences: dict[str, int]) -> list[Any]:
-    """The statement's arrays, column by column, in the order it declares them."""
+    """The statement's parameters in the order it declares them."""
     return [
-        *_columns(new_games, _GAME_NAMES),
-        *_columns(actions, _ACTION_NAMES),
-        *_columns(games, _CHANGED),
+        _records(new_games, _GAME_NAMES),
+        _records(actions, _ACTION_NAMES),
+        _records(games, _CHANGED),
         list(fences),
         list(fences.values()),
     ]
