@@ -104,8 +104,14 @@ class LiveGame:
         self.cached_fingerprint = self.cached_state = None
 
     def draft(self) -> LiveGame:
-        """A copy to change and commit; memory takes it (``adopt``) only once it is durable."""
-        return LiveGame(**{**self.__dict__, "lock": self.lock})
+        """A copy to change and commit; memory takes it (``adopt``) only once it is durable.
+
+        A shallow copy of the fields, the lock shared (every field is replaced, never changed
+        in place: see ``advance``), without running ``__init__`` on every action.
+        """
+        copy = object.__new__(LiveGame)
+        copy.__dict__.update(self.__dict__)
+        return copy
 
     def adopt(self, draft: LiveGame) -> None:
         self.__dict__.update({k: v for k, v in draft.__dict__.items() if k != "lock"})
