@@ -10,8 +10,9 @@ more seconds of play.
 Figures: acknowledged actions per second and their latency (send → result),
 the push latency (send of the act on A → its update on B, both on this
 process's clock) and its part after the result (result → update), the
-servers' CPU per action (all instances together; also the event loops' threads
-alone, without the dead-end prover's solves), their group commits (how
+servers' CPU per action (all instances together, their solver processes
+included; also the event loops' threads alone, without the dead-end prover's
+solves), their group commits (how
 many, how long, how full, from ``/metrics``), and the share of a core this
 process itself used, so a saturated load generator is seen, not mistaken for
 a slow server. ``--alone`` runs one
@@ -208,11 +209,13 @@ def commit_totals(bases: list[str]) -> tuple[float, float, float]:
 
 
 def cpu_of(pids: list[int]) -> tuple[float, float]:
-    """The instances' CPU seconds so far: (every thread, the event loop's thread alone).
+    """The instances' CPU seconds so far: (all, their solver processes included; the event
+    loop's thread alone).
 
-    The other threads are the dead-end prover's solves (``asyncio.to_thread``):
-    work per position, capped at a share of each instance's time, so N instances
-    may solve up to N times as much; the loop's thread is what serving costs.
+    The rest is mostly the dead-end prover's solves, in each instance's solver
+    process (a child of the instance): work per position, capped at a share of
+    each instance's time, so N instances may solve up to N times as much; the
+    loop's thread is what serving costs.
     """
     total = loop = 0.0
     for pid in pids:
@@ -220,6 +223,10 @@ def cpu_of(pids: list[int]) -> tuple[float, float]:
         times = process.cpu_times()
         total += times.user + times.system
         loop += sum(t.user_time + t.system_time for t in process.threads() if t.id == pid)
+        for child in process.children(recursive=True):
+            with contextlib.suppress(psutil.NoSuchProcess):  # a worker may end meanwhile
+                child_times = child.cpu_times()
+                total += child_times.user + child_times.system
     return total, loop
 
 

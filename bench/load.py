@@ -32,7 +32,7 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -264,7 +264,8 @@ async def play_on(ws: Any, game: str, interval: float, go: Go, stats: Stats, rep
 
 
 class Sampler:
-    """Samples the server process's CPU time and peak resident memory."""
+    """Samples the server's CPU time (its solver process included) and the server process's
+    peak resident memory."""
 
     def __init__(self, pid: int) -> None:
         self.proc = psutil.Process(pid)
@@ -273,7 +274,12 @@ class Sampler:
 
     def cpu(self) -> float:
         times = self.proc.cpu_times()
-        return float(times.user + times.system)
+        total = float(times.user + times.system)
+        for child in self.proc.children(recursive=True):  # the solver's worker
+            with suppress(psutil.NoSuchProcess):
+                child_times = child.cpu_times()
+                total += child_times.user + child_times.system
+        return total
 
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():

@@ -14,7 +14,6 @@ only from below it; ``tests/server/test_layers.py`` checks it):
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Mapping
@@ -57,6 +56,7 @@ from server.features.races.service import Races
 from server.features.replays.api import ReplaysApi
 from server.features.screening.service import SolverSignals
 from server.features.solutions.api import SolutionsApi
+from server.features.solutions.pool import SolverPool
 from server.features.solutions.service import DeadEnds, Solutions
 from server.storage.db import DatabaseLock, InstanceLock, is_sqlite, make_engine, migrate, sessionmaker
 from server.storage.writer import GroupWriter
@@ -79,6 +79,7 @@ class Features:
     solver_signals: SolverSignals
     profiles: Profiles
     ghosts: GhostRaces
+    solver: SolverPool
     routes: list[BaseRoute]
     handlers: Mapping[str, Handler]
 
@@ -98,6 +99,7 @@ class Features:
         await self.ghosts.stop()
         await self.leaderboards.stop()
         await self.dead_ends.stop()
+        self.solver.close()  # last: nothing solves any more
 
 
 def build_services(settings: Settings, clock: Clock) -> Services:
@@ -154,13 +156,13 @@ def shared_failures(cluster: RedisCluster, clock: Clock) -> FailureCounts:
 
 def build_features(services: Services, failures: FailureCounts, redis_ping: Ping | None = None) -> Features:
     """Each feature from what it needs, and the routes and handlers they export."""
-    solver_slot = asyncio.Semaphore(1)  # one long solve at a time per server
-    dailies = Dailies(services)
+    solver = SolverPool()  # every solve, one at a time, in one worker process per server
+    dailies = Dailies(services, solver)
     leaderboards = Leaderboards(services)
     races = Races(services, starter=dailies, sealed=dailies.sealed_code)
-    solutions = Solutions(services.clock, solver_slot)
-    dead_ends = DeadEnds(services.games, solver_slot)
-    solver_signals = SolverSignals(services, solver_slot)
+    solutions = Solutions(services.clock, solver)
+    dead_ends = DeadEnds(services.games, solver)
+    solver_signals = SolverSignals(services, solver)
     players = Players(services)
     boards_api = LeaderboardsApi(services.engine, dailies)
     solutions_api = SolutionsApi(services.games, solutions, services.sessions)
@@ -180,14 +182,14 @@ def build_features(services: Services, failures: FailureCounts, redis_ping: Ping
         *ProfilesApi(profiles, accounts).routes(),
     ]
     handlers = merge_handlers(
-        Play(services.games, starter=dailies, new_games=services.quotas.games).handlers(),
+        Play(services.games, starter=dailies, new_games=services.quotas.games, pool=solver).handlers(),
         boards_api.handlers(),
         RacesApi(races, opened=services.quotas.races).handlers(),
         solutions_api.handlers(),
         ghosts.handlers(),
     )
     return Features(
-        dailies, leaderboards, races, dead_ends, solver_signals, profiles, ghosts, routes, handlers
+        dailies, leaderboards, races, dead_ends, solver_signals, profiles, ghosts, solver, routes, handlers
     )
 
 

@@ -14,6 +14,7 @@ from server.core.quotas import Rate
 from server.errors import ProtocolError, code_or_error
 from server.features.dailies.model import check_unsealed
 from server.features.solutions.model import winnable_code
+from server.features.solutions.pool import SolverLost, SolverPool, refusal
 from server.vocabulary import ErrorCode
 
 REPLIES = ("full", "brief")
@@ -33,10 +34,13 @@ def code_from_fields(fields: dict[str, Any]) -> GameCode:
     return random_code(game, variant)
 
 
-async def proven_code(drawn: GameCode) -> GameCode:
+async def proven_code(drawn: GameCode, pool: SolverPool) -> GameCode:
     """ "Winnable deals only": a random code of the drawn code's game and variant that the solver
     proves winnable before it is dealt (docs/protocol.md, Winnable deals only)."""
-    found = await winnable_code(drawn.game, drawn.variant)
+    try:
+        found = await winnable_code(drawn.game, drawn.variant, pool)
+    except SolverLost as lost:
+        raise refusal(lost) from lost
     if found is None:
         raise ProtocolError(ErrorCode.UNAVAILABLE, "no winnable deal was proven this time: try again")
     return found
@@ -59,13 +63,15 @@ def follow_game(caller: Caller, live: LiveGame, owner: bool) -> None:
 class Play:
     """The WebSocket requests of plain play; how a game starts is the ``starter``'s business.
 
-    ``new_games`` is the per-player quota of ``new_game`` (``games_per_minute``).
+    ``new_games`` is the per-player quota of ``new_game`` (``games_per_minute``); ``pool`` proves
+    "winnable deals only".
     """
 
-    def __init__(self, games: GameService, starter: Starter, new_games: Rate) -> None:
+    def __init__(self, games: GameService, starter: Starter, new_games: Rate, pool: SolverPool) -> None:
         self.games = games
         self.starter = starter
         self.new_games = new_games
+        self.pool = pool
 
     def handlers(self) -> Handlers:
         return {
@@ -91,7 +97,7 @@ class Play:
         code = None if "daily" in fields else code_from_fields(fields)
         self.new_games.require(player_id)  # before anything is stored
         if winnable and code is not None:
-            code = await proven_code(code)
+            code = await proven_code(code, self.pool)
         if code is None:
             live = await self.starter.start_daily(player_id, caller.player_name, fields["daily"])
         else:

@@ -7,6 +7,7 @@ import pytest
 from engine import parse_code
 from engine.solver import solve
 from server.features.solutions.model import winnable_among
+from server.features.solutions.pool import SolverPool
 from tests.support import Client, new_player
 
 
@@ -42,7 +43,7 @@ async def test_winnable_goes_with_game_and_variant_only(server: str) -> None:
     assert plain["type"] == "game"
 
 
-def test_no_candidate_proven_means_none() -> None:
+async def test_no_candidate_proven_means_none() -> None:
     """Unwinnable candidates only: the search gives up (the request answers unavailable)."""
     unwinnable = [
         code
@@ -50,10 +51,14 @@ def test_no_candidate_proven_means_none() -> None:
         if solve(code, 20_000).result == "impossible"
     ]
     assert len(unwinnable) >= 5
-    assert winnable_among(unwinnable) is None
     winnable = next(
         c
         for c in (parse_code(f"HH1-N-AAAAA{a}{b}") for a in "AB" for b in "ABCDEFGH")
         if solve(c, 20_000).result == "won"
     )
-    assert winnable_among([*unwinnable, winnable]) == winnable
+    pool = SolverPool()
+    try:
+        assert await winnable_among(unwinnable, pool) is None
+        assert await winnable_among([*unwinnable, winnable], pool) == winnable
+    finally:
+        pool.close()

@@ -35,6 +35,7 @@ from server.features.dailies.model import (
     family_of,
 )
 from server.features.solutions.model import daily_length, proven_length
+from server.features.solutions.pool import SolverLost, SolverPool, refusal
 from server.storage import dailies as store
 from server.storage.faults import brief, is_away
 from server.storage.stored_secrets import stored_or_new
@@ -61,10 +62,14 @@ class Challenge:
 
 
 class Dailies:
-    """The daily challenges: codes (cached once stored: a stored day never changes) and starts."""
+    """The daily challenges: codes (cached once stored: a stored day never changes) and starts.
 
-    def __init__(self, services: Services) -> None:
+    Candidates are proven winnable in the solver's worker process (``pool``).
+    """
+
+    def __init__(self, services: Services, pool: SolverPool) -> None:
         self.services = services
+        self.pool = pool
         self.games = services.games
         self._codes: dict[tuple[str, str], Challenge] = {}
         self._days_of: dict[str, str] = {}  # code -> day, for the codes seen here
@@ -109,16 +114,21 @@ class Dailies:
         self._remember(chosen)
         return chosen
 
-    @staticmethod
-    async def is_acceptable(used: bool, code: GameCode) -> bool:
+    async def is_acceptable(self, used: bool, code: GameCode) -> bool:
         """THE gate for a day's code; the solver's proof of winnability slots in here.
 
         It refuses a code that an earlier day used (days never repeat) or that
         somebody has already played (a daily's leaderboard starts empty), and a
         code the solver does not prove winnable within its budget (``unknown``
-        counts as no: the next candidate is tried).
+        counts as no: the next candidate is tried). A worker process lost during
+        the proof answers ``unavailable``: the request may be tried again.
         """
-        return not used and await daily_length(code) is not None
+        if used:
+            return False
+        try:
+            return await daily_length(code, self.pool) is not None
+        except SolverLost as lost:
+            raise refusal(lost) from lost
 
     async def _try_candidate(self, day: str, family: str, n: int) -> tuple[str, str | None] | None:
         """Offer candidate ``n``; returns the day's stored (code, salt), maybe another instance's."""

@@ -1,17 +1,17 @@
 """The solver's half of the cheat signals, off the action path.
 
 A won ranked result is compared with the line the solver finds from its deal
-after the finish has been committed: one solve at a time through the solver
-slot shared with solutions and dead ends, answers cached per code (a day's
-challenge is solved once, however many players win it). The comparison is a
-signal for the operators (``GET /api/admin/flagged``); it flags nothing by
-itself, since a careful person can find a solver's line on a short deal too.
-Flags come from the think-time thresholds, applied at the finish.
+after the finish has been committed: one solve at a time in the solver's
+worker process shared with solutions and dead ends, answers cached per code
+(a day's challenge is solved once, however many players win it). The
+comparison is a signal for the operators (``GET /api/admin/flagged``); it
+flags nothing by itself, since a careful person can find a solver's line on a
+short deal too. Flags come from the think-time thresholds, applied at the
+finish.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from engine import parse_code
@@ -21,6 +21,7 @@ from server.core.services import Services
 from server.core.worklist import Worklist
 from server.features.screening.model import compare_lines
 from server.features.solutions.model import SOLUTION_BUDGET, solve_deal
+from server.features.solutions.pool import SolverPool
 from server.storage import screening as store
 
 log = logging.getLogger(__name__)
@@ -30,9 +31,9 @@ REQUEUE_AT_START = 1000
 class SolverSignals:
     """A queue of won ranked results to compare with the solver's line, and its worker."""
 
-    def __init__(self, services: Services, gate: asyncio.Semaphore) -> None:
+    def __init__(self, services: Services, pool: SolverPool) -> None:
         self.services = services
-        self.gate = gate
+        self.pool = pool
         self.queue: Worklist[str] = Worklist("solver signals", self._analyse_queued)  # game id -> code
 
     def on_change(self, live: LiveGame) -> None:
@@ -50,8 +51,7 @@ class SolverSignals:
             if row is None or row.analysed_ms is not None:
                 return
             played = await store.action_texts(conn, game_id)
-        async with self.gate:
-            answer = await solve_deal(parse_code(code), SOLUTION_BUDGET)
+        answer = await solve_deal(parse_code(code), SOLUTION_BUDGET, self.pool)
         line = None if answer.actions is None else [a.to_text() for a in answer.actions]
         found = compare_lines(played, line)
         values = {

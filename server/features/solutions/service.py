@@ -3,9 +3,11 @@
 - **After a game**: :meth:`Solutions.body` answers whether the deal was
   winnable, with a solution from the deal and each of its positions (drawn by
   clients, decided by the engine); refused (``conflict``) while the game is
-  open (HH-25), and for a daily challenge until its day is over.
+  open (HH-25), and for a daily challenge until its day is over; ``unavailable``
+  when the solver's worker process was lost during the solve.
 - **Dead ends**: after every action, :class:`DeadEnds` checks the new
-  position in the background, off the action's path: one solve at a time,
+  position in the background, off the action's path, in the solver's worker
+  process (:mod:`server.features.solutions.pool`): one solve at a time,
   :data:`LOST_BUDGET` nodes, at most :data:`DUTY` of the time, the latest
   position per game only, verdicts cached by canonical position (an undo back
   to a known position costs a lookup). A proof that no win remains is
@@ -20,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Any
@@ -42,18 +43,19 @@ from server.features.solutions.model import (
     remember,
     solve_deal,
 )
+from server.features.solutions.pool import SolverLost, SolverPool, refusal
 from server.vocabulary import ErrorCode
 
 log = logging.getLogger(__name__)
-DUTY = 0.25  # the dead-end worker solves at most this share of the time (the GIL is shared)
+DUTY = 0.25  # the dead-end prover solves at most this share of the time (its process shares the cores)
 
 
 class Solutions:
-    """The after-game answer; shares one solver slot with the dead-end prover."""
+    """The after-game answer, solved in the worker process shared with the dead-end prover."""
 
-    def __init__(self, clock: Clock, gate: asyncio.Semaphore) -> None:
+    def __init__(self, clock: Clock, pool: SolverPool) -> None:
         self.clock = clock
-        self.gate = gate
+        self.pool = pool
 
     def check_over(self, live: LiveGame, viewer: str | None) -> None:
         """HH-25: nothing while the game is open; a daily's solution waits for the day's end
@@ -69,8 +71,10 @@ class Solutions:
     async def body(self, live: LiveGame, viewer: str | None) -> dict[str, Any]:
         """Was the deal winnable, and how: a solution from the deal, with every position."""
         self.check_over(live, viewer)
-        async with self.gate:  # one long solve at a time per server
-            answer = await solve_deal(live.game.code, SOLUTION_BUDGET)
+        try:
+            answer = await solve_deal(live.game.code, SOLUTION_BUDGET, self.pool)
+        except SolverLost as lost:
+            raise refusal(lost) from lost
         actions = answer.actions
         # The deal and each position of the solution, drawn by clients (engine.replay).
         steps = None if actions is None else await asyncio.to_thread(steps_json, live.game.code, actions)
@@ -90,9 +94,9 @@ class Solutions:
 class DeadEnds:
     """Background prover of dead ends: see the module docstring for the rules it keeps."""
 
-    def __init__(self, games: GameService, gate: asyncio.Semaphore) -> None:
+    def __init__(self, games: GameService, pool: SolverPool) -> None:
         self.games = games
-        self.gate = gate  # shared with the solution answer: one solve at a time
+        self.pool = pool  # shared with the solution answer: one solve at a time
         self.verdicts: OrderedDict[Hashable, str] = OrderedDict()
         self.queue: Worklist[tuple[LiveGame, int]] = Worklist("dead end", self._check_queued)
         self.checks = 0  # solves run (cache misses), for tests and logs
@@ -120,10 +124,8 @@ class DeadEnds:
         if found is not None:
             self.verdicts.move_to_end(key)
             return found
-        async with self.gate:
-            started = time.perf_counter()
-            answer = await asyncio.to_thread(solve_position, game.code.game, game.state, LOST_BUDGET)
-            spent = time.perf_counter() - started
+        answer = await self.pool.run(solve_position, game.code.game, game.state, LOST_BUDGET)
+        spent = answer.ms / 1000  # the worker's time, not the wait for its slot
         self.checks += 1
         metrics.SOLVES.inc()
         metrics.SOLVER_SECONDS.inc(spent)

@@ -1,0 +1,168 @@
+"""The solver's worker process (real processes): the same answers as in the server's own
+process; ``close`` really ends the worker, and so does the server's death; signals to the whole
+process group are left to the server; a worker that dies is reported once, then replaced."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+
+import psutil
+import pytest
+
+from engine import Game, parse_code
+from engine.solver import SolveResult, solve, solve_position
+from server.errors import ProtocolError
+from server.features.play import proven_code
+from server.features.solutions.model import winnable_among
+from server.features.solutions.pool import SolverLost, SolverPool
+from server.vocabulary import ErrorCode
+from tests import processes
+
+ROOT = Path(__file__).resolve().parents[2]
+DEADLINE_S = 30.0
+CODES = ["SH1-C4-AAAAAJ2", "HH1-N-AAAAAAD", "SH1-C1-AAAAAAB", "HH1-N-AAAAAAM"]  # won, won, impossible x2
+
+
+@pytest.fixture
+def pool() -> Iterator[SolverPool]:
+    pool = SolverPool()
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
+def workers(pool: SolverPool) -> list[BaseProcess]:
+    executor = pool._executor
+    return [] if executor is None else list(executor._processes.values())
+
+
+def worker_pid(pool: SolverPool) -> int:
+    [worker] = workers(pool)
+    assert worker.pid is not None
+    return worker.pid
+
+
+def gone(pid: int) -> bool:
+    """Ended: no such process, or one that only waits to be reaped."""
+    try:
+        return bool(psutil.Process(pid).status() == psutil.STATUS_ZOMBIE)
+    except psutil.NoSuchProcess:
+        return True
+
+
+async def until(what: str, done: Callable[[], object]) -> None:
+    """Poll ``done()`` until it is true; fails past the deadline."""
+    deadline = time.monotonic() + DEADLINE_S
+    while not done():
+        assert time.monotonic() < deadline, f"{what} within {DEADLINE_S} s"
+        await asyncio.sleep(0.01)
+
+
+def same(a: SolveResult, b: SolveResult) -> bool:
+    """Equal answers (``ms`` is how long it took, which differs)."""
+    return (a.result, a.actions, a.nodes) == (b.result, b.actions, b.nodes)
+
+
+async def test_a_solve_in_the_worker_answers_as_in_process(pool: SolverPool) -> None:
+    for text in CODES:
+        code = parse_code(text)
+        assert same(await pool.run(solve, code, 20_000), solve(code, 20_000)), text
+        game = Game.new(code)
+        for action in game.legal_actions()[:2]:  # a position a move or two into the deal
+            game.apply(action)
+        here = await pool.run(solve_position, code.game, game.state, 20_000)
+        assert same(here, solve_position(code.game, game.state, 20_000)), text
+    assert worker_pid(pool) != os.getpid()
+    context = None if pool._executor is None else pool._executor._mp_context
+    assert context is not None and context.get_start_method() == "spawn"  # never fork: threads
+
+
+async def test_close_ends_the_worker_without_waiting_for_its_solve(pool: SolverPool) -> None:
+    running = asyncio.create_task(pool.run(time.sleep, 3600))  # a solve that would not end
+    await until("the worker started", lambda: workers(pool))
+    pid = worker_pid(pool)
+    pool.close()
+    await until("the worker ended after close", lambda: gone(pid))
+    with pytest.raises(SolverLost):
+        await asyncio.wait_for(running, DEADLINE_S)
+    assert pool._executor is None
+
+
+async def test_signals_to_the_whole_process_group_are_left_to_the_server(pool: SolverPool) -> None:
+    """A terminal's Ctrl-C or a SIGTERM to the group reaches the worker too: it goes on solving
+    until the server, shutting down in order, ends it."""
+    code = parse_code(CODES[0])
+    first = await pool.run(solve, code, 20_000)
+    pid = worker_pid(pool)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        os.kill(pid, sig)
+    await asyncio.sleep(0.2)
+    assert not gone(pid)
+    assert same(await asyncio.wait_for(pool.run(solve, code, 20_000), DEADLINE_S), first)
+    assert worker_pid(pool) == pid
+
+
+async def test_a_worker_ends_with_a_server_killed_without_closing_it() -> None:
+    """SIGKILL to the server's process alone (an out-of-memory kill): the worker does not stay."""
+    script = (
+        "import asyncio, time\n"
+        "from engine.solver import solve\n"
+        "from server.features.solutions.pool import SolverPool\n"
+        "async def main():\n"
+        "    pool = SolverPool()\n"
+        "    await pool.run(solve, 'SH1-C1-AAAAAAB', 1000)\n"
+        "    print(*pool._executor._processes, flush=True)\n"
+        "    time.sleep(3600)\n"
+        "asyncio.run(main())\n"
+    )
+    with processes.started([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE) as server:
+        pid = int(await asyncio.to_thread(processes.read_line, server, DEADLINE_S))
+        assert not gone(pid)
+        os.kill(server.pid, signal.SIGKILL)  # the server only, not its group
+        await until("the worker ended with its server", lambda: gone(pid))
+
+
+async def test_a_worker_killed_while_idle_is_lost_once_then_replaced(pool: SolverPool) -> None:
+    code = parse_code(CODES[0])
+    first = await pool.run(solve, code, 20_000)
+    pid = worker_pid(pool)
+    os.kill(pid, signal.SIGKILL)
+    await until("the killed worker ended", lambda: gone(pid))
+    with pytest.raises(SolverLost):
+        await asyncio.wait_for(pool.run(solve, code, 20_000), DEADLINE_S)
+    again = await asyncio.wait_for(pool.run(solve, code, 20_000), DEADLINE_S)
+    assert same(again, first)
+    assert worker_pid(pool) != pid
+
+
+async def test_a_worker_killed_during_a_solve_is_lost_then_replaced(pool: SolverPool) -> None:
+    running = asyncio.create_task(pool.run(time.sleep, 3600))
+    await until("the worker started", lambda: workers(pool))
+    os.kill(worker_pid(pool), signal.SIGKILL)
+    with pytest.raises(SolverLost):
+        await asyncio.wait_for(running, DEADLINE_S)
+    code = parse_code(CODES[1])
+    assert same(await asyncio.wait_for(pool.run(solve, code, 20_000), DEADLINE_S), solve(code, 20_000))
+
+
+async def test_a_request_meeting_a_lost_worker_answers_unavailable(pool: SolverPool) -> None:
+    """ "Winnable deals only" refuses with ``unavailable`` (try again), not an internal error."""
+    await pool.run(solve, parse_code(CODES[2]), 1_000)
+    pid = worker_pid(pool)
+    os.kill(pid, signal.SIGKILL)
+    await until("the killed worker ended", lambda: gone(pid))
+    with pytest.raises(ProtocolError) as refused:
+        await asyncio.wait_for(proven_code(parse_code("SH1-C1-AAAAAAA"), pool), DEADLINE_S)
+    assert refused.value.code == ErrorCode.UNAVAILABLE
+    assert "try again" in refused.value.message
+    winnable = parse_code(CODES[1])  # the next request is served by a fresh worker
+    assert await asyncio.wait_for(winnable_among([winnable], pool), DEADLINE_S) == winnable
