@@ -77,8 +77,8 @@ async def test_a_solve_in_the_worker_answers_as_in_process(pool: SolverPool) -> 
         code = parse_code(text)
         assert same(await pool.run(solve, code, 20_000), solve(code, 20_000)), text
         game = Game.new(code)
-        for action in game.legal_actions()[:2]:  # a position a move or two into the deal
-            game.apply(action)
+        for _ in range(2):  # a position two moves into the deal
+            game = game.apply(game.legal_actions()[0]).game
         here = await pool.run(solve_position, code.game, game.state, 20_000)
         assert same(here, solve_position(code.game, game.state, 20_000)), text
     assert worker_pid(pool) != os.getpid()
@@ -166,3 +166,10 @@ async def test_a_request_meeting_a_lost_worker_answers_unavailable(pool: SolverP
     assert "try again" in refused.value.message
     winnable = parse_code(CODES[1])  # the next request is served by a fresh worker
     assert await asyncio.wait_for(winnable_among([winnable], pool), DEADLINE_S) == winnable
+
+
+async def test_the_worker_runs_at_the_lowest_priority(pool: SolverPool) -> None:
+    """A search takes a core only when serving does not need it."""
+    await pool.run(os.getpid)
+    assert psutil.Process(worker_pid(pool)).nice() == 19
+    assert psutil.Process().nice() < 19  # the server itself keeps its priority

@@ -29,6 +29,7 @@ from server.vocabulary import ErrorCode
 
 P = ParamSpec("P")
 R = TypeVar("R")
+LOWEST_PRIORITY = 19  # nice(1): the worker yields the cores to every other process of the machine
 WATCH_S = 1.0  # how often a worker without pidfd_open looks whether its server is still there
 
 
@@ -43,9 +44,13 @@ def refusal(lost: SolverLost) -> ProtocolError:
 
 
 def follow_server(server: int) -> None:
-    """The worker's set-up. A terminal's Ctrl-C and a SIGTERM to the whole process group are
-    the server's to handle: it ends the worker itself (:meth:`SolverPool.close`). A server
-    that dies without doing so (SIGKILL, out of memory) takes the worker with it."""
+    """The worker's set-up. It runs at the lowest priority: a search takes a core only when
+    serving does not need it, so on a busy machine proofs wait, never players. A terminal's
+    Ctrl-C and a SIGTERM to the whole process group are the server's to handle: it ends the
+    worker itself (:meth:`SolverPool.close`). A server that dies without doing so (SIGKILL,
+    out of memory) takes the worker with it."""
+    with contextlib.suppress(AttributeError, OSError):  # no os.nice (Windows): the usual priority
+        os.nice(LOWEST_PRIORITY - os.nice(0))
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     threading.Thread(target=_end_with, args=(server,), name="server-watch", daemon=True).start()
