@@ -11,6 +11,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import psutil
 import uvloop
 
 from engine import Game
@@ -164,3 +165,36 @@ def test_the_server_runs_on_uvloop_where_it_is_installed() -> None:
 
     run_loop(record())
     assert seen == [uvloop.Loop]
+
+
+async def test_a_server_that_solved_stops_without_a_warning_or_a_traceback(tmp_path: Path) -> None:
+    """Stopped while its solver worker starts or solves: the worker is ended with everything it
+    held (the executor's named semaphores too), and the lost solve is one line, no traceback."""
+    port = free_port()
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "SOLITAIRE_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 's.db'}",
+        "SOLITAIRE_PORT": str(port),
+    }
+    log_file = tmp_path / "server.log"
+    argv = [sys.executable, "-m", "server.cli", "--log-level", "info"]
+    with (
+        log_file.open("wb") as out,
+        processes.started(argv, cwd=ROOT, env=env, stdout=out, stderr=out) as proc,
+    ):
+        deadline = time.monotonic() + 60
+        while READY_LINE not in log_file.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, log_file.read_text()[-2000:]
+            await asyncio.sleep(0.05)
+        base = f"http://127.0.0.1:{port}"
+        client = await Client.connect(base, (await new_player(base))["token"])
+        game = (await client.request("new_game", game="SH", variant="C4"))["game"]
+        action = Game.new(game["code"]).legal_actions()[0].to_json()
+        assert (await client.act(game["id"], 0, **action))["type"] == "result"  # a dead-end check
+        await client.close()
+        while not any("spawn_main" in " ".join(c.cmdline()) for c in psutil.Process(proc.pid).children()):
+            assert time.monotonic() < deadline, "the solver's worker started"
+            await asyncio.sleep(0.05)
+        processes.end(proc)
+    text = log_file.read_text()
+    assert "Traceback" not in text and "leaked" not in text and "Warning:" not in text, text[-3000:]

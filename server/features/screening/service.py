@@ -21,7 +21,7 @@ from server.core.services import Services
 from server.core.worklist import Worklist
 from server.features.screening.model import compare_lines
 from server.features.solutions.model import SOLUTION_BUDGET, solve_deal
-from server.features.solutions.pool import SolverPool
+from server.features.solutions.pool import SolverLost, SolverPool
 from server.storage import screening as store
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,11 @@ class SolverSignals:
             if row is None or row.analysed_ms is not None:
                 return
             played = await store.action_texts(conn, game_id)
-        answer = await solve_deal(parse_code(code), SOLUTION_BUDGET, self.pool)
+        try:
+            answer = await solve_deal(parse_code(code), SOLUTION_BUDGET, self.pool)
+        except SolverLost as lost:  # left unanalysed: queued again at the next start
+            log.warning("solver signals of %s wait: %s", game_id, lost)
+            return
         line = None if answer.actions is None else [a.to_text() for a in answer.actions]
         found = compare_lines(played, line)
         values = {

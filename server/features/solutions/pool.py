@@ -31,6 +31,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 LOWEST_PRIORITY = 19  # nice(1): the worker yields the cores to every other process of the machine
 WATCH_S = 1.0  # how often a worker without pidfd_open looks whether its server is still there
+CLOSE_WAIT_S = 5.0  # for a killed worker to be gone
 
 
 class SolverLost(Exception):
@@ -125,3 +126,8 @@ class SolverPool:
         executor.shutdown(wait=False, cancel_futures=True)
         for worker in workers:
             worker.kill()
+        for worker in workers:
+            worker.join(CLOSE_WAIT_S)
+        # The executor's queues hold named semaphores: released here, not left for the
+        # resource tracker to find (and warn of) when the server exits.
+        executor.shutdown(wait=True)

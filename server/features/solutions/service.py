@@ -136,7 +136,12 @@ class DeadEnds:
     async def check(self, live: LiveGame, seq: int) -> None:
         if not self._current(live, seq):
             return
-        if await self.verdict(live.game) == "impossible":
+        try:
+            verdict = await self.verdict(live.game)
+        except SolverLost as lost:  # an operational event (a kill, a shutdown), not a bug
+            log.warning("dead end of %s not checked: %s; its next position is", live.id, lost)
+            return
+        if verdict == "impossible":
             await self.games.mark_lost(live.id, seq)
 
     @staticmethod
