@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import sqlite3
+import subprocess
 import sys
 import time
 import urllib.request
@@ -84,6 +85,14 @@ def test_a_json_log_line_names_the_connection_and_the_request() -> None:
     assert line["time"].endswith("Z")
 
 
+def wait_until_ready(proc: subprocess.Popen[bytes], log_file: Path) -> None:
+    """Until the server's log says it is ready (60 s at most; it must not have ended)."""
+    deadline = time.monotonic() + 60
+    while READY_LINE not in log_file.read_text():
+        assert proc.poll() is None and time.monotonic() < deadline, log_file.read_text()[-2000:]
+        time.sleep(0.05)
+
+
 def test_the_server_logs_json_lines_with_log_format_json(tmp_path: Path) -> None:
     env = {
         "PATH": "/usr/bin:/bin",
@@ -96,10 +105,7 @@ def test_the_server_logs_json_lines_with_log_format_json(tmp_path: Path) -> None
         log_file.open("wb") as out,
         processes.started(argv, cwd=ROOT, env=env, stdout=out, stderr=out) as proc,
     ):
-        deadline = time.monotonic() + 60
-        while READY_LINE not in log_file.read_text():
-            assert proc.poll() is None and time.monotonic() < deadline, log_file.read_text()[-2000:]
-            time.sleep(0.05)
+        wait_until_ready(proc, log_file)
         processes.end(proc)
     rest = log_file.read_text()
     lines = [line for line in rest.splitlines() if line and READY_LINE not in line]
@@ -182,10 +188,8 @@ async def test_a_server_that_solved_stops_without_a_warning_or_a_traceback(tmp_p
         log_file.open("wb") as out,
         processes.started(argv, cwd=ROOT, env=env, stdout=out, stderr=out) as proc,
     ):
+        await asyncio.to_thread(wait_until_ready, proc, log_file)
         deadline = time.monotonic() + 60
-        while READY_LINE not in log_file.read_text():
-            assert proc.poll() is None and time.monotonic() < deadline, log_file.read_text()[-2000:]
-            await asyncio.sleep(0.05)
         base = f"http://127.0.0.1:{port}"
         client = await Client.connect(base, (await new_player(base))["token"])
         game = (await client.request("new_game", game="SH", variant="C4"))["game"]
