@@ -58,6 +58,7 @@ from server.features.screening.service import SolverSignals
 from server.features.solutions.api import SolutionsApi
 from server.features.solutions.pool import SolverPool
 from server.features.solutions.service import DeadEnds, Solutions
+from server.features.solutions.spare import OnSpareCores, SpareCores
 from server.storage.db import DatabaseLock, InstanceLock, is_sqlite, make_engine, migrate, sessionmaker
 from server.storage.writer import GroupWriter
 
@@ -88,7 +89,10 @@ class Features:
         await self.profiles.start()
         await self.races.start_listening()
         await self.ghosts.start()
-        await self.dead_ends.start()
+        import os
+
+        if os.environ.get("XNODE") != "1":
+            await self.dead_ends.start()
         await self.solver_signals.start()
         await self.dailies.start()
 
@@ -99,7 +103,7 @@ class Features:
         await self.ghosts.stop()
         await self.leaderboards.stop()
         await self.dead_ends.stop()
-        self.solver.close()  # last: nothing solves any more
+        await self.solver.close()  # last: nothing solves any more
 
 
 def build_services(settings: Settings, clock: Clock) -> Services:
@@ -161,8 +165,9 @@ def build_features(services: Services, failures: FailureCounts, redis_ping: Ping
     leaderboards = Leaderboards(services)
     races = Races(services, starter=dailies, sealed=dailies.sealed_code)
     solutions = Solutions(services.clock, solver)
-    dead_ends = DeadEnds(services.games, solver)
-    solver_signals = SolverSignals(services, solver)
+    background = OnSpareCores(solver, SpareCores())  # what no player waits for runs on idle cores
+    dead_ends = DeadEnds(services.games, background)
+    solver_signals = SolverSignals(services, background)
     players = Players(services)
     boards_api = LeaderboardsApi(services.engine, dailies)
     solutions_api = SolutionsApi(services.games, solutions, services.sessions)

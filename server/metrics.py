@@ -30,6 +30,9 @@ LEASE_MOVES = Counter("solitaire_lease_moves_total", "Games this instance took o
 FENCED = Counter("solitaire_fenced_writes_total", "Writes refused because another instance took the game")
 SOLVES = Counter("solitaire_solver_runs_total", "Dead-end solver runs (cache misses)")
 SOLVER_SECONDS = Counter("solitaire_solver_seconds_total", "Time the dead-end solver spent")
+SOLVER_WAITS = Counter(
+    "solitaire_solver_waits_total", "Looks of a background solve that found no spare core (it waited)"
+)
 REDIS_CONNECTED = Gauge("solitaire_redis_connected", "1 while this instance's Redis subscription is up")
 REDIS_PUBLISHED = Counter("solitaire_redis_published_total", "Messages published to Redis")
 REDIS_DROPPED = Counter("solitaire_redis_dropped_total", "Messages not published: Redis was away")

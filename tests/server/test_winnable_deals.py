@@ -61,4 +61,4 @@ async def test_no_candidate_proven_means_none() -> None:
         assert await winnable_among(unwinnable, pool) is None
         assert await winnable_among([*unwinnable, winnable], pool) == winnable
     finally:
-        pool.close()
+        await pool.close()

@@ -20,8 +20,8 @@ from server.core.games import LiveGame
 from server.core.services import Services
 from server.core.worklist import Worklist
 from server.features.screening.model import compare_lines
-from server.features.solutions.model import SOLUTION_BUDGET, solve_deal
-from server.features.solutions.pool import SolverLost, SolverPool
+from server.features.solutions.model import SOLUTION_BUDGET, Runner, solve_deal
+from server.features.solutions.pool import SolverLost
 from server.storage import screening as store
 
 log = logging.getLogger(__name__)
@@ -31,7 +31,7 @@ REQUEUE_AT_START = 1000
 class SolverSignals:
     """A queue of won ranked results to compare with the solver's line, and its worker."""
 
-    def __init__(self, services: Services, pool: SolverPool) -> None:
+    def __init__(self, services: Services, pool: Runner) -> None:
         self.services = services
         self.pool = pool
         self.queue: Worklist[str] = Worklist("solver signals", self._analyse_queued)  # game id -> code

@@ -6,32 +6,39 @@ the GIL back, a stall added to every request while the dead-end prover
 solves; in its own process a search shares only the machine's cores. One
 worker and one solve at a time per server: the callers' caches stay in the
 server's process, and a solve's arguments and answer travel pickled.
+
+Nor does the server keep a thread for it: requests and answers cross the
+worker's pipes (:mod:`server.features.solutions.worker`), written and read by
+the event loop itself. Through ``concurrent.futures``' process pool every
+solve passed through two helper threads of the server (a queue's feeder and
+the pool's manager), and each hand-over of the GIL between them and the loop
+could hold the loop up to the switch interval: the tail of every request
+grew with the prover's work.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
-import multiprocessing
+import itertools
+import logging
 import os
-import select
-import signal
-import threading
-import time
+import pickle
+import sys
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from typing import ParamSpec, TypeVar
+from pathlib import Path
+from typing import ParamSpec, TypeVar, cast
 
 from server.errors import ProtocolError
+from server.features.solutions.worker import HEAD, frame
 from server.vocabulary import ErrorCode
 
 P = ParamSpec("P")
 R = TypeVar("R")
-LOWEST_PRIORITY = 19  # nice(1): the worker yields the cores to every other process of the machine
-WATCH_S = 1.0  # how often a worker without pidfd_open looks whether its server is still there
 CLOSE_WAIT_S = 5.0  # for a killed worker to be gone
+WORKER = "server.features.solutions.worker"
+SOURCE_ROOT = Path(__file__).resolve().parents[3]  # where ``server`` is imported from
+log = logging.getLogger(__name__)
 
 
 class SolverLost(Exception):
@@ -44,90 +51,127 @@ def refusal(lost: SolverLost) -> ProtocolError:
     return ProtocolError(ErrorCode.UNAVAILABLE, f"{lost}; try again")
 
 
-def follow_server(server: int) -> None:
-    """The worker's set-up. It runs at the lowest priority: a search takes a core only when
-    serving does not need it, so on a busy machine proofs wait, never players. A terminal's
-    Ctrl-C and a SIGTERM to the whole process group are the server's to handle: it ends the
-    worker itself (:meth:`SolverPool.close`). A server that dies without doing so (SIGKILL,
-    out of memory) takes the worker with it."""
-    with contextlib.suppress(AttributeError, OSError):  # no os.nice (Windows): the usual priority
-        os.nice(LOWEST_PRIORITY - os.nice(0))
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    threading.Thread(target=_end_with, args=(server,), name="server-watch", daemon=True).start()
+class _Worker:
+    """One worker process and the task reading its answers, matched to requests by id."""
 
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self._ids = itertools.count()
+        self._waiting: dict[int, asyncio.Future[tuple[bool, object]]] = {}
+        self._reader = asyncio.get_running_loop().create_task(self._read(), name="solver-answers")
 
-def _end_with(server: int) -> None:
-    """Wait until the server's process ends, then end this one."""
-    with contextlib.suppress(AttributeError, OSError):  # no pidfd_open (not Linux): look now and then
-        select.select([os.pidfd_open(server)], [], [])
-        os._exit(0)
-    while True:
+    @classmethod
+    async def start(cls) -> _Worker:
+        path = os.pathsep.join(p for p in (str(SOURCE_ROOT), os.environ.get("PYTHONPATH")) if p)
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            WORKER,
+            str(os.getpid()),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": path},
+        )
+        return cls(process)
+
+    @property
+    def alive(self) -> bool:
+        return not self._reader.done() and self.process.returncode is None
+
+    async def call(
+        self, fn: Callable[..., object], args: tuple[object, ...], kwargs: dict[str, object]
+    ) -> object:
+        """The answer of one request (an exception raised in the worker is raised here).
+
+        A caller cancelled meanwhile leaves its answer to be dropped when it comes.
+        """
+        rid = next(self._ids)
+        answer: asyncio.Future[tuple[bool, object]] = asyncio.get_running_loop().create_future()
+        self._waiting[rid] = answer
         try:
-            os.kill(server, 0)
-        except ProcessLookupError:
-            os._exit(0)
-        time.sleep(WATCH_S)
+            stdin = self.process.stdin
+            assert stdin is not None
+            stdin.write(frame((rid, fn, args, kwargs)))
+            await stdin.drain()
+            ok, value = await answer
+        except ConnectionError as exc:  # the pipe broke: the worker is gone
+            raise SolverLost("the solver's worker process ended during a solve") from exc
+        finally:
+            self._waiting.pop(rid, None)
+        if not ok:
+            raise cast(BaseException, value)
+        return value
 
+    async def _read(self) -> None:
+        stdout = self.process.stdout
+        assert stdout is not None
+        try:
+            while True:
+                (size,) = HEAD.unpack(await stdout.readexactly(HEAD.size))
+                rid, ok, value = pickle.loads(await stdout.readexactly(size))
+                answer = self._waiting.get(rid)
+                if answer is not None and not answer.done():
+                    answer.set_result((ok, value))
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass  # the worker ended
+        except Exception as exc:  # an answer that does not read: this worker is done with
+            log.warning("solver: an answer from the worker could not be read (%s)", exc)
+        finally:
+            for answer in self._waiting.values():
+                if not answer.done():
+                    answer.set_exception(SolverLost("the solver's worker process ended during a solve"))
 
-def _warm(executor: ProcessPoolExecutor) -> None:
-    """Start the worker and wait until it serves (it imports the server's main module)."""
-    executor.submit(os.getpid).result()
+    async def end(self) -> None:
+        """SIGKILL (the worker leaves SIGTERM to the server), then wait until it is gone."""
+        with contextlib.suppress(ProcessLookupError):
+            self.process.kill()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.process.wait(), CLOSE_WAIT_S)
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait_for(self._reader, CLOSE_WAIT_S)
 
 
 class SolverPool:
     """One worker process, started on first use, running one solve at a time.
 
-    The worker is spawned: never forked (the server has threads, and a forked
-    child inherits their locks in whatever state they were), nor started from
-    a fork server, whose death (a SIGTERM to the whole process group) the
-    executor would take for the worker's. It starts once per server, so the
-    spawn's imports cost little.
+    The worker is a new interpreter running :mod:`server.features.solutions.worker`:
+    never a fork of the server (the server has threads, and a forked child
+    inherits their locks in whatever state they were), and it imports only the
+    solver, not the server. A worker that ended while idle is replaced by the
+    next solve; one that ends during a solve fails that solve with
+    :class:`SolverLost`.
     """
 
     def __init__(self) -> None:
-        self._executor: ProcessPoolExecutor | None = None
+        self._worker: _Worker | None = None
         self._slot = asyncio.Semaphore(1)  # one long solve at a time per server
+
+    @property
+    def worker_pid(self) -> int | None:
+        """The running worker's process id (None before the first solve, and once it ended)."""
+        worker = self._worker
+        return worker.process.pid if worker is not None and worker.alive else None
 
     async def run(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
         """``fn(*args, **kwargs)`` in the worker; ``fn`` is a module-level function and its
         arguments and result pickle. Raises :class:`SolverLost` if the worker dies meanwhile."""
         async with self._slot:
-            executor, starting = self._executor, self._executor is None
-            if executor is None:
-                executor = self._executor = ProcessPoolExecutor(
-                    max_workers=1,
-                    mp_context=multiprocessing.get_context("spawn"),
-                    initializer=follow_server,
-                    initargs=(os.getpid(),),
-                )
+            worker = self._worker
+            if worker is None or not worker.alive:
+                if worker is not None:
+                    await worker.end()
+                worker = self._worker = await _Worker.start()
             try:
-                if starting:  # a start waits for the new process's imports: in a thread
-                    await asyncio.to_thread(_warm, executor)
-                loop = asyncio.get_running_loop()
-                return await loop.run_in_executor(executor, functools.partial(fn, *args, **kwargs))
-            except BrokenProcessPool as exc:
-                self._drop(executor)
-                raise SolverLost("the solver's worker process ended during a solve") from exc
+                return cast(R, await worker.call(fn, args, kwargs))
+            except SolverLost:
+                if self._worker is worker:
+                    self._worker = None
+                await worker.end()
+                raise
 
-    def _drop(self, executor: ProcessPoolExecutor) -> None:
-        """Forget a broken executor, so that the next solve starts a new worker."""
-        if self._executor is executor:
-            self._executor = None
-        executor.shutdown(wait=False, cancel_futures=True)
-
-    def close(self) -> None:
-        """End the worker now, a running solve included (nobody is left to wait for its answer);
-        SIGKILL, since it leaves SIGTERM to the server. A later :meth:`run` starts a new one."""
-        executor, self._executor = self._executor, None
-        if executor is None:
-            return
-        workers = list(executor._processes.values())  # shutdown(wait=False) lets a solve finish
-        executor.shutdown(wait=False, cancel_futures=True)
-        for worker in workers:
-            worker.kill()
-        for worker in workers:
-            worker.join(CLOSE_WAIT_S)
-        # The executor's queues hold named semaphores: released here, not left for the
-        # resource tracker to find (and warn of) when the server exits.
-        executor.shutdown(wait=True)
+    async def close(self) -> None:
+        """End the worker now, a running solve included (nobody is left to wait for its answer).
+        A later :meth:`run` starts a new one."""
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            await worker.end()

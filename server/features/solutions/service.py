@@ -39,6 +39,7 @@ from server.features.solutions.model import (
     LOST_BUDGET,
     SOLUTION_BUDGET,
     VERDICT_CACHE,
+    Runner,
     may_be_lost,
     remember,
     solve_deal,
@@ -94,9 +95,9 @@ class Solutions:
 class DeadEnds:
     """Background prover of dead ends: see the module docstring for the rules it keeps."""
 
-    def __init__(self, games: GameService, pool: SolverPool) -> None:
+    def __init__(self, games: GameService, pool: Runner) -> None:
         self.games = games
-        self.pool = pool  # shared with the solution answer: one solve at a time
+        self.pool = pool  # the worker shared with the solution answer, on spare cores
         self.verdicts: OrderedDict[Hashable, str] = OrderedDict()
         self.queue: Worklist[tuple[LiveGame, int]] = Worklist("dead end", self._check_queued)
         self.checks = 0  # solves run (cache misses), for tests and logs
