@@ -190,22 +190,25 @@ def create_players(base: str, count: int) -> list[str]:
     return tokens
 
 
-def commit_totals(bases: list[str]) -> tuple[float, float, float]:
-    """Every instance's group commits so far: (commits, seconds in them, writes in them)."""
-    wanted = (
-        "solitaire_commit_seconds_count",
-        "solitaire_commit_seconds_sum",
-        "solitaire_commit_batch_writes_sum",
-    )
-    totals = dict.fromkeys(wanted, 0.0)
+COUNTED = (
+    "solitaire_commit_seconds_count",  # group commits
+    "solitaire_commit_seconds_sum",  # seconds in them
+    "solitaire_commit_batch_writes_sum",  # writes in them
+    "solitaire_solver_runs_total",  # the dead-end prover's solves
+    "solitaire_solver_waits_total",  # its looks that found no spare core
+)
+
+
+def metric_totals(bases: list[str]) -> tuple[float, ...]:
+    """Every instance's :data:`COUNTED` figures so far, summed, in that order."""
+    totals = dict.fromkeys(COUNTED, 0.0)
     for base in bases:
         with urllib.request.urlopen(f"{base}/metrics", timeout=10) as response:
             for family in text_string_to_metric_families(response.read().decode()):
                 for sample in family.samples:
                     if sample.name in totals:
                         totals[sample.name] += sample.value
-    commits, seconds, writes = (totals[name] for name in wanted)
-    return commits, seconds, writes
+    return tuple(totals[name] for name in COUNTED)
 
 
 def cpu_of(pids: list[int]) -> tuple[float, float]:
@@ -256,12 +259,13 @@ async def run(args: argparse.Namespace, bases: list[str], pids: list[int]) -> di
     await asyncio.sleep(WARMUP_S)
     figures.reset()
     acked_before, (cpu_before, loop_before), started = figures.acked, cpu_of(pids), time.monotonic()
-    own_before, commits_before = time.process_time(), commit_totals(bases)
+    own_before, counted_before = time.process_time(), metric_totals(bases)
     await asyncio.sleep(max(0.0, deadline - time.monotonic()))
     cpu_after, loop_after = cpu_of(pids)  # the servers' work in the window, not their goodbyes
     cpu, loop = cpu_after - cpu_before, loop_after - loop_before
     own = time.process_time() - own_before
-    commits, commit_s, written = (b - a for a, b in zip(commits_before, commit_totals(bases), strict=True))
+    counted = (b - a for a, b in zip(counted_before, metric_totals(bases), strict=True))
+    commits, commit_s, written, solves, solver_waits = counted
     elapsed = time.monotonic() - started
     figures.measuring = False
     await asyncio.wait_for(asyncio.gather(*tasks), 60)
@@ -286,6 +290,8 @@ async def run(args: argparse.Namespace, bases: list[str], pids: list[int]) -> di
         "server_cpu_ms_per_action": round(cpu * 1000 / max(1, acked), 3),
         "loop_cpu_ms_per_action": round(loop * 1000 / max(1, acked), 3),
         "solver_cpu_s": round(cpu - loop, 2),
+        "dead_end_solves": int(solves),
+        "solver_waits": int(solver_waits),  # looks of the prover that found no spare core
         "commits_per_s": round(commits / elapsed, 1),
         "commit_mean_ms": round(commit_s * 1000 / max(1.0, commits), 2),
         "writes_per_commit": round(written / max(1.0, commits), 1),

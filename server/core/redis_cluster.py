@@ -188,6 +188,7 @@ class RedisCluster:
 
     def __init__(self, url: str, prefix: str, engine: AsyncEngine, name: str | None = None) -> None:
         self.name = name or instance_name()
+        self._signature = f"{self.name}{SEP}".encode()  # how this instance's own messages begin
         self.prefix = prefix
         self.endpoint = Endpoint.from_url(url)
         self.redis: Redis = Redis.from_url(
@@ -328,11 +329,12 @@ class RedisCluster:
     def _on_subscription(self, reply: Reply) -> None:
         if not isinstance(reply, list) or len(reply) < 3:
             return  # the answer of a PING ([pong, ""] when subscribed) or of AUTH
-        kind, channel = reply[0], reply[1].decode()
+        kind = reply[0]
         if kind == b"message":
-            self._received(channel, reply[2].decode())
+            if not reply[2].startswith(self._signature):  # this instance's own publish: not decoded
+                self._received(reply[1].decode(), reply[2].decode())
         elif kind in (b"subscribe", b"unsubscribe"):
-            self._confirm(channel, kind == b"subscribe")
+            self._confirm(reply[1].decode(), kind == b"subscribe")
 
     def _confirm(self, channel: str, subscribed: bool) -> None:
         """Redis counts this instance among a channel's subscribers from here on (or no longer)."""
@@ -348,7 +350,7 @@ class RedisCluster:
     def _received(self, channel: str, data: str) -> None:
         sender, kind, body = data.split(SEP, 2)
         if sender == self.name:
-            return
+            return  # (read as bytes already: see _on_subscription)
         metrics.REDIS_RECEIVED.inc()
         if channel == self.control:
             if kind == INTEREST:
