@@ -256,18 +256,24 @@ async def run(args: argparse.Namespace, bases: list[str], pids: list[int]) -> di
         await asyncio.sleep(0.1)
     deadline = time.monotonic() + WARMUP_S + args.seconds
     until.set_result(deadline)
-    await asyncio.sleep(WARMUP_S)
+    # The servers' counted figures are scraped outside the window, in a thread: a scrape holds
+    # each server's loop for a moment, and, read on this loop, it held every push then arriving.
+    await asyncio.sleep(WARMUP_S / 2)
+    counted_before, scraped = await asyncio.to_thread(metric_totals, bases), time.monotonic()
+    await asyncio.sleep(max(0.0, deadline - args.seconds - time.monotonic()))
+    (cpu_before, loop_before), started = cpu_of(pids), time.monotonic()  # /proc: no server waits
     figures.reset()
-    acked_before, (cpu_before, loop_before), started = figures.acked, cpu_of(pids), time.monotonic()
-    own_before, counted_before = time.process_time(), metric_totals(bases)
+    acked_before, own_before = figures.acked, time.process_time()
     await asyncio.sleep(max(0.0, deadline - time.monotonic()))
-    cpu_after, loop_after = cpu_of(pids)  # the servers' work in the window, not their goodbyes
-    cpu, loop = cpu_after - cpu_before, loop_after - loop_before
+    cpu_after, loop_after = cpu_of(pids)
+    cpu, loop = cpu_after - cpu_before, loop_after - loop_before  # the work in the window
     own = time.process_time() - own_before
-    counted = (b - a for a, b in zip(counted_before, metric_totals(bases), strict=True))
-    commits, commit_s, written, solves, solver_waits = counted
     elapsed = time.monotonic() - started
     figures.measuring = False
+    counted_after = await asyncio.to_thread(metric_totals, bases)
+    per_s = 1 / (time.monotonic() - scraped)  # the counted figures' own window, a little wider
+    counted = (b - a for a, b in zip(counted_before, counted_after, strict=True))
+    commits, commit_s, written, solves, solver_waits = counted
     await asyncio.wait_for(asyncio.gather(*tasks), 60)
     acked = figures.acked - acked_before
     if figures.first_error:
@@ -292,7 +298,7 @@ async def run(args: argparse.Namespace, bases: list[str], pids: list[int]) -> di
         "solver_cpu_s": round(cpu - loop, 2),
         "dead_end_solves": int(solves),
         "solver_waits": int(solver_waits),  # looks of the prover that found no spare core
-        "commits_per_s": round(commits / elapsed, 1),
+        "commits_per_s": round(commits * per_s, 1),
         "commit_mean_ms": round(commit_s * 1000 / max(1.0, commits), 2),
         "writes_per_commit": round(written / max(1.0, commits), 1),
         "bench_cpu_share": round(own / elapsed, 2),  # of one core: the clients' own load
