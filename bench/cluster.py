@@ -32,6 +32,7 @@ import asyncio
 import contextlib
 import json
 import os
+import random
 import re
 import secrets
 import signal
@@ -81,16 +82,44 @@ class Figures:
         self.measuring = True
 
 
+Step = tuple[str, int, str]  # ("new", 0, code) or ("act", seq, the action's JSON)
+
+
+def plan(steps: int, rng: random.Random) -> list[Step]:
+    """One player's run, chosen before it starts: its deals and its legal actions (undo at a
+    dead end, a new deal after a win or when nothing is left), so the clients replay it with no
+    engine of their own: the machine's cores are for the servers."""
+    planned: list[Step] = []
+    mirror: Game | None = None
+    while len(planned) < steps:
+        if mirror is None:
+            code = random_code("SH", "C4", rng.getrandbits(35))
+            planned.append(("new", 0, str(code)))
+            mirror = Game.new(code)
+            continue
+        legal = mirror.legal_actions()
+        if mirror.status in ("stalemate", "stuck") and mirror.history:
+            legal = [UNDO]
+        if not legal or mirror.status == "won":
+            mirror = None
+            continue
+        action = rng.choice(legal)
+        planned.append(("act", mirror.seq, json.dumps(action.to_json())))
+        mirror = mirror.apply(action).game
+    return planned
+
+
 async def player(
     base: str,
     watch_base: str,
     token: str,
+    planned: list[Step],
     interval: float,
     phase: float,
     until: asyncio.Future[float],
     figures: Figures,
 ) -> None:
-    """Play one game after another at the given pace; a spectator on ``watch_base`` follows each.
+    """Play the planned games at the given pace; a spectator on ``watch_base`` follows each.
 
     ``phase`` (a share of ``interval``) spreads the players' first actions, so
     independent players do not all act in the same millisecond, every interval.
@@ -98,22 +127,23 @@ async def player(
     ws = await connect(base, token)
     watcher = await connect(watch_base, token)  # a second connection of the player, elsewhere
     ids = iter(range(1, 2**62))
+    steps = iter(planned)
     watching: asyncio.Task[None] | None = None
     try:
 
-        async def new_game() -> tuple[str, Game]:
+        async def new_game(code: str) -> str:
             rid = f"g{next(ids)}"
-            await ws.send(json.dumps({"type": "new_game", "code": str(random_code("SH", "C4")), "id": rid}))
+            await ws.send(json.dumps({"type": "new_game", "code": code, "id": rid}))
             reply = json.loads(await answer_to(ws, rid, "new_game"))
             if reply.get("type") != "game":
                 raise RuntimeError(f"new_game refused: {reply}")
-            game_id = reply["game"]["id"]
+            game_id = str(reply["game"]["id"])
             wid = f"w{next(ids)}"
             await watcher.send(json.dumps({"type": "watch", "game_id": game_id, "id": wid}))
             await answer_to(watcher, wid, "watch")
-            return game_id, Game.new(reply["game"]["code"])
+            return game_id
 
-        game_id, mirror = await new_game()
+        game_id = await new_game(next(steps)[2])
         watching = asyncio.create_task(watch(watcher, figures))
         figures.ready += 1
         deadline = await asyncio.shield(until)
@@ -121,26 +151,19 @@ async def player(
         while time.monotonic() < deadline:
             await asyncio.sleep(max(0.0, next_at - time.monotonic()))
             next_at += interval
-            legal = mirror.legal_actions()
-            if mirror.status in ("stalemate", "stuck") and mirror.history:
-                legal = [UNDO]
-            if not legal or mirror.status == "won":
-                game_id, mirror = await new_game()
+            kind, seq, body = next(steps)
+            if kind == "new":
+                game_id = await new_game(body)
                 continue
-            action = legal[int(time.monotonic() * 1e6) % len(legal)]
             rid = f"a{next(ids)}"
-            message = {
-                "type": "act",
-                "game_id": game_id,
-                "seq": mirror.seq,
-                "action": action.to_json(),
-                "reply": "brief",
-                "id": rid,
-            }
-            key = (game_id, mirror.seq)
+            message = (
+                f'{{"type":"act","game_id":"{game_id}","seq":{seq},"action":{body},'
+                f'"reply":"brief","id":"{rid}"}}'
+            )
+            key = (game_id, seq)
             started = time.perf_counter()
             figures.sent[key] = started
-            await ws.send(json.dumps(message))
+            await ws.send(message)
             answer = await answer_to(ws, rid, "act")
             done = time.perf_counter()
             if answer.startswith('{"type":"result"'):
@@ -148,7 +171,6 @@ async def player(
                 if time.monotonic() <= deadline:  # the window ends at the deadline, not at the close
                     figures.latencies.append((done - started) * 1000)
                     figures.acked += 1
-                mirror = mirror.apply(action).game
             else:
                 figures.errors += 1
                 figures.first_error = figures.first_error or answer[:300]
@@ -239,9 +261,20 @@ async def run(args: argparse.Namespace, bases: list[str], pids: list[int]) -> di
     figures = Figures()
     until: asyncio.Future[float] = asyncio.get_running_loop().create_future()
     interval = args.clients / args.rate
+    steps = int((WARMUP_S + args.seconds) / interval * 1.25) + 10  # a margin for new deals
+    plans = [plan(steps, random.Random(i)) for i in range(args.clients)]
     tasks = [
         asyncio.create_task(
-            player(bases[i % n], bases[(i + 1) % n], tokens[i], interval, i / args.clients, until, figures)
+            player(
+                bases[i % n],
+                bases[(i + 1) % n],
+                tokens[i],
+                plans[i],
+                interval,
+                i / args.clients,
+                until,
+                figures,
+            )
         )
         for i in range(args.clients)
     ]
