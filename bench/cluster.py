@@ -202,6 +202,30 @@ async def watch(ws: Any, figures: Figures) -> None:
                 figures.after_result.append((arrived - answered) * 1000)
 
 
+STALLS = """
+import json, sys, time
+end = time.perf_counter() + float(sys.argv[1])
+late = []
+while (now := time.perf_counter()) < end:
+    time.sleep(0.001)
+    late.append((time.perf_counter() - now - 0.001) * 1000)
+late.sort()
+print(json.dumps({"p99_ms": round(late[len(late) * 99 // 100], 2), "max_ms": round(late[-1], 2),
+                  "over_2ms": sum(1 for x in late if x > 2)}))
+"""
+
+
+def stall_meter(seconds: float) -> subprocess.Popen[str]:
+    """A process of its own that sleeps 1 ms over and over and notes how late it wakes: what the
+    machine itself (its scheduler, the host of a virtual machine) adds to any wait in the window."""
+    return subprocess.Popen([sys.executable, "-c", STALLS, str(seconds)], stdout=subprocess.PIPE, text=True)
+
+
+def stalls(meter: subprocess.Popen[str]) -> dict[str, float]:
+    out, _ = meter.communicate(timeout=60)
+    return dict(json.loads(out))
+
+
 def create_players(base: str, count: int) -> list[str]:
     """Guest players (unique names however often the database is reused); their tokens."""
     tokens = []
@@ -295,6 +319,7 @@ async def run(args: argparse.Namespace, bases: list[str], pids: list[int]) -> di
     counted_before, scraped = await asyncio.to_thread(metric_totals, bases), time.monotonic()
     await asyncio.sleep(max(0.0, deadline - args.seconds - time.monotonic()))
     (cpu_before, loop_before), started = cpu_of(pids), time.monotonic()  # /proc: no server waits
+    meter = stall_meter(max(0.0, deadline - started))
     figures.reset()
     acked_before, own_before = figures.acked, time.process_time()
     await asyncio.sleep(max(0.0, deadline - time.monotonic()))
@@ -304,6 +329,7 @@ async def run(args: argparse.Namespace, bases: list[str], pids: list[int]) -> di
     elapsed = time.monotonic() - started
     figures.measuring = False
     counted_after = await asyncio.to_thread(metric_totals, bases)
+    machine = await asyncio.to_thread(stalls, meter)
     per_s = 1 / (time.monotonic() - scraped)  # the counted figures' own window, a little wider
     counted = (b - a for a, b in zip(counted_before, counted_after, strict=True))
     commits, commit_s, written, solves, solver_waits = counted
@@ -335,6 +361,8 @@ async def run(args: argparse.Namespace, bases: list[str], pids: list[int]) -> di
         "commit_mean_ms": round(commit_s * 1000 / max(1.0, commits), 2),
         "writes_per_commit": round(written / max(1.0, commits), 1),
         "bench_cpu_share": round(own / elapsed, 2),  # of one core: the clients' own load
+        "wake_late_p99_ms": machine["p99_ms"],  # a 1 ms sleep of a process of its own, woken late
+        "wake_late_max_ms": machine["max_ms"],
     }
 
 
