@@ -4,8 +4,9 @@ Players are spread over the instances (player i on instance i mod N); each
 player's game is watched by a spectator connected to the next instance, so
 every update crosses from one instance to another through Redis (with
 ``--instances 1`` it stays inside the one instance). Players act at their
-share of ``--rate``; measuring starts after every client is in place and 2
-more seconds of play.
+share of ``--rate``, replaying runs of legal actions chosen before the start
+(:func:`plan`), so the load generator runs no engine while it measures;
+measuring starts after every client is in place and 2 more seconds of play.
 
 Figures: acknowledged actions per second and their latency (send → result),
 the push latency (send of the act on A → its update on B, both on this
@@ -15,7 +16,8 @@ included; also the event loops' threads alone, without the dead-end prover's
 solves), their group commits (how
 many, how long, how full, from ``/metrics``), and the share of a core this
 process itself used, so a saturated load generator is seen, not mistaken for
-a slow server. ``--alone`` runs one
+a slow server, and how late a process of its own wakes from a 1 ms sleep
+(what the machine adds to every wait). ``--alone`` runs one
 instance without Redis on the same database instead: the single-process
 mode, for the CPU comparison at the same load.
 
