@@ -1,11 +1,13 @@
 """The solver's worker process (real processes): the same answers as in the server's own
 process; ``close`` really ends the worker, and so does the server's death; signals to the whole
-process group are left to the server; a worker that dies is reported once, then replaced."""
+process group are left to the server; a worker that dies while idle is replaced, one that dies
+during a solve fails that solve; every answer reaches its own request."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -22,6 +24,7 @@ from server.errors import ProtocolError
 from server.features.play import proven_code
 from server.features.solutions.model import winnable_among
 from server.features.solutions.pool import SolverLost, SolverPool
+from server.features.solutions.worker import HEAD, answer
 from server.vocabulary import ErrorCode
 from tests import processes
 
@@ -169,3 +172,35 @@ async def test_the_worker_runs_at_the_lowest_priority(pool: SolverPool) -> None:
     await pool.run(os.getpid)
     assert psutil.Process(worker_pid(pool)).nice() == 19
     assert psutil.Process().nice() < 19  # the server itself keeps its priority
+
+
+async def test_a_cancelled_solve_leaves_its_answer_to_nobody(pool: SolverPool) -> None:
+    """Each answer reaches the request it answers: a caller cancelled meanwhile does not hand
+    its late answer to the next one."""
+    first = asyncio.create_task(pool.run(time.sleep, 0.3))
+    await until("the worker started", lambda: pool.worker_pid)
+    await asyncio.sleep(0.05)
+    first.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    assert await asyncio.wait_for(pool.run(abs, -3), DEADLINE_S) == 3
+
+
+async def test_an_error_in_the_worker_is_raised_to_its_caller(pool: SolverPool) -> None:
+    with pytest.raises(ValueError, match="invalid literal"):
+        await pool.run(int, "not a number")
+    assert await pool.run(abs, -4) == 4  # the worker goes on serving
+
+
+def test_an_error_that_does_not_pickle_is_sent_by_name() -> None:
+    class Odd(Exception):  # a local class: pickle cannot name it
+        pass
+
+    def fail() -> None:
+        raise Odd("odd")
+
+    data = answer((7, fail, (), {}))
+    (size,) = HEAD.unpack(data[: HEAD.size])
+    rid, ok, value = pickle.loads(data[HEAD.size :])
+    assert size == len(data) - HEAD.size
+    assert (rid, ok) == (7, False) and isinstance(value, RuntimeError) and "Odd: odd" in str(value)
