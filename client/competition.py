@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from client.core import SolitaireClient
-    from client.game import GameHandle
+from client.game import GameHandle
+
+
+class RaceClient(Protocol):
+    """What a race asks of its client (``SolitaireClient`` is one), named here so that the race
+    does not import the client that holds it."""
+
+    async def race_start(self, race_id: str, countdown_s: int | None = None) -> RaceHandle: ...
+
+    async def race_leave(self, race_id: str) -> None: ...
+
+    def adopt_game(self, message: dict[str, Any]) -> GameHandle: ...
+
+    async def open_game(self, game_id: str) -> GameHandle: ...
 
 
 class _Changes:
@@ -73,7 +84,7 @@ class RaceHandle(_Changes):
     places); once the race starts, a racer's own game arrives as ``game``.
     """
 
-    def __init__(self, client: SolitaireClient, message: dict[str, Any]) -> None:
+    def __init__(self, client: RaceClient, message: dict[str, Any]) -> None:
         super().__init__()
         self.client = client
         self.race: dict[str, Any] = message["race"]

@@ -8,17 +8,25 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from client.errors import StaleError
 from client.models import GameInfo, GameState, Result
 from engine import Action
 from engine.vocabulary import FINAL_RESULTS
 
-if TYPE_CHECKING:
-    from client.core import SolitaireClient
-
 ActionLike = Action | dict[str, Any] | str
+
+
+class GameClient(Protocol):
+    """What a handle asks of its client (``SolitaireClient`` is one), named here so that the
+    handle does not import the client that holds it."""
+
+    async def act(self, game_id: str, seq: int, action: ActionLike) -> Result: ...
+
+    async def resign(self, game_id: str) -> GameHandle: ...
+
+    async def open_game(self, game_id: str) -> GameHandle: ...
 
 
 def to_action(action: ActionLike) -> Action:
@@ -33,7 +41,7 @@ def to_action(action: ActionLike) -> Action:
 class GameHandle:
     """One game a client plays or watches."""
 
-    def __init__(self, client: SolitaireClient, message: dict[str, Any]) -> None:
+    def __init__(self, client: GameClient, message: dict[str, Any]) -> None:
         self.client = client
         self.info = GameInfo.from_json(message["game"])
         self.state = GameState.from_json(message["state"])
