@@ -89,10 +89,7 @@ class Features:
         await self.profiles.start()
         await self.races.start_listening()
         await self.ghosts.start()
-        import os
-
-        if os.environ.get("XNODE") != "1":
-            await self.dead_ends.start()
+        await self.dead_ends.start()
         await self.solver_signals.start()
         await self.dailies.start()
 
