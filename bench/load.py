@@ -32,13 +32,13 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import psutil
 import websockets
-from serverproc import raise_fd_limit, started_server
+from serverproc import raise_fd_limit, started_server, tree_cpu_seconds
 
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
@@ -273,13 +273,7 @@ class Sampler:
         self.cpu_start = self.cpu()
 
     def cpu(self) -> float:
-        times = self.proc.cpu_times()
-        total = float(times.user + times.system)
-        for child in self.proc.children(recursive=True):  # the solver's worker
-            with suppress(psutil.NoSuchProcess):
-                child_times = child.cpu_times()
-                total += child_times.user + child_times.system
-        return total
+        return tree_cpu_seconds(self.proc)
 
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():

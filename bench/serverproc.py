@@ -19,12 +19,24 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+import psutil
 from sqlalchemy.engine import make_url
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER_START_TIMEOUT_S = 60.0  # until the server answers /health
 STOP_TIMEOUT_S = 15.0  # after SIGTERM, before SIGKILL
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal a child gets when its parent dies
+
+
+def tree_cpu_seconds(process: psutil.Process) -> float:
+    """A process's CPU seconds so far, its children's included (a server's solver worker)."""
+    times = process.cpu_times()
+    total = float(times.user + times.system)
+    for child in process.children(recursive=True):
+        with suppress(psutil.NoSuchProcess):  # a worker may end meanwhile
+            child_times = child.cpu_times()
+            total += child_times.user + child_times.system
+    return total
 
 
 def raise_fd_limit() -> None:

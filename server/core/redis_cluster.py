@@ -348,9 +348,8 @@ class RedisCluster:
         self.send_control(INTEREST, topic)  # only now does every publish reach this instance
 
     def _received(self, channel: str, data: str) -> None:
-        sender, kind, body = data.split(SEP, 2)
-        if sender == self.name:
-            return  # (read as bytes already: see _on_subscription)
+        """Another instance's message (this one's own were dropped unread: ``_on_subscription``)."""
+        _sender, kind, body = data.split(SEP, 2)
         metrics.REDIS_RECEIVED.inc()
         if channel == self.control:
             if kind == INTEREST:
