@@ -71,6 +71,7 @@ class _Worker:
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             env={**os.environ, "PYTHONPATH": path},
+            start_new_session=True,  # a signal to the server's group never reaches it, even as it starts
         )
         return cls(process)
 
@@ -91,6 +92,8 @@ class _Worker:
         try:
             stdin = self.process.stdin
             assert stdin is not None
+            if stdin.is_closing():  # the worker is gone: its pipe cannot take the request
+                raise ConnectionResetError("the worker's pipe is closed")
             stdin.write(frame((rid, fn, args, kwargs)))
             await stdin.drain()
             ok, value = await answer

@@ -35,7 +35,8 @@ def frame(value: object) -> bytes:
 def follow_server(server: int) -> None:
     """Run at the lowest priority: a search takes a core only when serving does not need it, so
     on a busy machine proofs wait, never players. A terminal's Ctrl-C and a SIGTERM to the whole
-    process group are the server's to handle: it ends the worker itself. A server that dies
+    process group are the server's to handle: it ends the worker itself (the worker runs in a
+    session of its own, so they do not reach it; one sent to it alone is ignored). A server that dies
     without doing so (SIGKILL, out of memory) takes the worker with it."""
     with contextlib.suppress(AttributeError, OSError):  # no os.nice (Windows): the usual priority
         os.nice(LOWEST_PRIORITY - os.nice(0))
