@@ -19,10 +19,15 @@ process itself used, so a saturated load generator is seen, not mistaken for
 a slow server, and how late a process of its own wakes from a 1 ms sleep
 (what the machine adds to every wait). ``--alone`` runs one
 instance without Redis on the same database instead: the single-process
-mode, for the CPU comparison at the same load.
+mode, for the CPU comparison at the same load. ``--alone --instances N``
+runs N single-process instances, each on a database of its own and with its
+players' spectators on it too, sharing the load: what N processes cost on
+this machine without Redis, the control that tells the Redis path's own cost
+from the cost of splitting the load.
 
 The database must exist (``--db``); its tables are migrated once before the
-instances start. Every wait has a deadline; the instances (each in its own
+instances start (the N databases of ``--alone --instances N`` are created
+beside it, and dropped at the end). Every wait has a deadline; the instances (each in its own
 process group) are ended however the run ends. The last line printed is one
 JSON object (see docs/performance.md).
 """
@@ -42,6 +47,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +55,8 @@ import psutil
 import uvloop
 from load import UNCOUNTED, NoReply, answer_to, connect, percentile, receive
 from prometheus_client.parser import text_string_to_metric_families
-from serverproc import ROOT, raise_fd_limit, started_server, tree_cpu_seconds
+from serverproc import ROOT, pg_admin, raise_fd_limit, started_server, tree_cpu_seconds
+from sqlalchemy.engine import make_url
 
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
@@ -227,14 +234,11 @@ def stalls(meter: subprocess.Popen[str]) -> dict[str, float]:
     return dict(json.loads(out))
 
 
-def create_players(base: str, count: int) -> list[str]:
-    """Guest players (unique names however often the database is reused); their tokens."""
-    tokens = []
-    for _ in range(count):
-        request = urllib.request.Request(f"{base}/api/players", data=b"{}", method="POST")
-        with urllib.request.urlopen(request, timeout=30) as response:
-            tokens.append(json.loads(response.read())["token"])
-    return tokens
+def create_player(base: str) -> str:
+    """A guest player (a unique name however often the database is reused); its token."""
+    request = urllib.request.Request(f"{base}/api/players", data=b"{}", method="POST")
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return str(json.loads(response.read())["token"])
 
 
 COUNTED = (
@@ -277,7 +281,8 @@ def cpu_of(pids: list[int]) -> tuple[float, float]:
 
 async def run(args: argparse.Namespace, bases: list[str], pids: list[int]) -> dict[str, Any]:
     n = len(bases)
-    tokens = create_players(bases[0], args.clients)
+    tokens = [create_player(bases[i % n]) for i in range(args.clients)]
+    watched = 0 if args.alone else 1  # a spectator on the player's own instance, or the next one
     figures = Figures()
     until: asyncio.Future[float] = asyncio.get_running_loop().create_future()
     interval = args.clients / args.rate
@@ -287,7 +292,7 @@ async def run(args: argparse.Namespace, bases: list[str], pids: list[int]) -> di
         asyncio.create_task(
             player(
                 bases[i % n],
-                bases[(i + 1) % n],
+                bases[(i + watched) % n],
                 tokens[i],
                 plans[i],
                 interval,
@@ -378,25 +383,42 @@ def on_sigterm(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
+@contextlib.contextmanager
+def databases(db: str, count: int) -> Iterator[list[str]]:
+    """``--db`` itself for one instance; else ``count`` new databases beside it, dropped at the end."""
+    if count == 1:
+        yield [db]
+        return
+    stem = f"{make_url(db).database}_split{secrets.token_hex(3)}"
+    names = [f"{stem}_{i + 1}" for i in range(count)]
+    try:
+        for name in names:
+            asyncio.run(pg_admin(db, f'CREATE DATABASE "{name}"'))
+        yield [make_url(db).set(database=name).render_as_string(hide_password=False) for name in names]
+    finally:
+        for name in names:
+            asyncio.run(pg_admin(db, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--instances", type=int, default=2)
+    parser.add_argument("--instances", type=int, help="2 with Redis, 1 alone, unless given")
     parser.add_argument("--db", required=True, help="PostgreSQL URL of an existing database")
     parser.add_argument("--redis", default=REDIS)
     parser.add_argument("--clients", type=int, default=100)
     parser.add_argument("--rate", type=float, default=1000, help="total actions/s offered")
     parser.add_argument("--seconds", type=float, default=10)
-    parser.add_argument("--alone", action="store_true", help="one instance without Redis (the comparison)")
+    parser.add_argument(
+        "--alone", action="store_true", help="without Redis, each instance on its own database"
+    )
     args = parser.parse_args()
-    if args.alone:
-        args.instances = 1
+    if args.instances is None:
+        args.instances = 1 if args.alone else 2
     signal.signal(signal.SIGTERM, on_sigterm)
     raise_fd_limit()
-    migrate(args.db)
     settings = {
-        "SOLITAIRE_DATABASE_URL": args.db,
         "SOLITAIRE_SECRET": "bench",
         "SOLITAIRE_MIGRATE_ON_START": "0",
         "SOLITAIRE_RATE_PER_S": str(max(50.0, args.rate / args.clients * 4)),
@@ -407,7 +429,13 @@ def main() -> None:
         settings["SOLITAIRE_REDIS_PREFIX"] = f"bench{secrets.token_hex(3)}"
     os.environ.pop("SOLITAIRE_REDIS_URL", None)
     with contextlib.ExitStack() as stack:
-        servers = [stack.enter_context(started_server(settings)) for _ in range(args.instances)]
+        urls = stack.enter_context(databases(args.db, args.instances if args.alone else 1))
+        for url in urls:
+            migrate(url)
+        servers = [
+            stack.enter_context(started_server({**settings, "SOLITAIRE_DATABASE_URL": urls[i % len(urls)]}))
+            for i in range(args.instances)
+        ]
         # The clients' loop is uvloop too: the load generator shares the machine's two cores.
         result = uvloop.run(run(args, [base for base, _ in servers], [pid for _, pid in servers]))
     print(json.dumps(result))

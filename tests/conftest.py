@@ -34,7 +34,8 @@ from tests.support import (
 BACKENDS = ["sqlite", "postgres"]
 
 
-async def _pg_admin(sql: str) -> None:
+async def _pg_admin(sql: str, *args: object) -> list[tuple[object, ...]]:
+    """One administrative statement on the test server; the rows it returns."""
     import asyncpg
 
     url = make_url(PG_ADMIN_URL)
@@ -42,7 +43,7 @@ async def _pg_admin(sql: str) -> None:
         host=url.host, port=url.port or 5432, user=url.username, database=url.database, timeout=5
     )
     try:
-        await conn.execute(sql)
+        return [tuple(row) for row in await conn.fetch(sql, *args)]
     finally:
         await conn.close()
 
@@ -65,6 +66,12 @@ def create_pg_database() -> str:
 
 def drop_pg_database(name: str) -> None:
     asyncio.run(_pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+def pg_databases(prefix: str) -> list[str]:
+    """The test server's databases whose names begin with ``prefix``."""
+    rows = asyncio.run(_pg_admin("SELECT datname FROM pg_database WHERE starts_with(datname, $1)", prefix))
+    return sorted(str(row[0]) for row in rows)
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import pytest
 
 from server.config import Limits, Settings
 from tests import processes
-from tests.conftest import create_pg_database, drop_pg_database, pg_database_url
+from tests.conftest import create_pg_database, drop_pg_database, pg_database_url, pg_databases
 from tests.support import running_server
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
@@ -135,6 +135,8 @@ def test_cluster_bench_pushes_across_instances() -> None:
         args = ("--db", pg_database_url(name), "--clients", "6", "--rate", "60", "--seconds", "2")
         result = last_json("cluster.py", "--instances", "2", *args, timeout=120)
         alone = last_json("cluster.py", "--alone", *args, timeout=120)
+        split = last_json("cluster.py", "--alone", "--instances", "2", *args, timeout=120)
+        left = pg_databases(f"{name}_split")  # the split's own databases, dropped at its end
     finally:
         drop_pg_database(name)
     assert result["instances"] == 2 and result["mode"] == "redis" and result["errors"] == 0
@@ -143,6 +145,8 @@ def test_cluster_bench_pushes_across_instances() -> None:
     assert result["server_cpu_ms_per_action"] > 0
     assert 0 <= result["wake_late_p99_ms"] <= result["wake_late_max_ms"]  # the machine's own stalls
     assert alone["instances"] == 1 and alone["mode"] == "alone" and alone["errors"] == 0
+    assert split["instances"] == 2 and split["mode"] == "alone" and split["errors"] == 0
+    assert split["pushes"] > 0 and split["actions_per_s"] > 0 and left == []
 
 
 def test_profile_bench_reads_statistics_that_agree_with_the_games(tmp_path: Path) -> None:

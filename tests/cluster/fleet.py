@@ -140,9 +140,10 @@ class Fleet:
 
 
 @contextlib.contextmanager
-def private_redis() -> Iterator[PrivateRedis]:
-    """A Redis server of the test's own on a free port, which the test may stop and start again."""
-    server = PrivateRedis(free_port())
+def private_redis(unix_socket: Path | None = None) -> Iterator[PrivateRedis]:
+    """A Redis server of the test's own on a free port (and on a Unix socket if given), which
+    the test may stop and start again."""
+    server = PrivateRedis(free_port(), unix_socket)
     try:
         server.start()
         yield server
@@ -151,13 +152,19 @@ def private_redis() -> Iterator[PrivateRedis]:
 
 
 class PrivateRedis:
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, unix_socket: Path | None = None) -> None:
         self.port = port
+        self.unix_socket = unix_socket
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
+
+    @property
+    def socket_url(self) -> str:
+        assert self.unix_socket is not None
+        return f"unix://{self.unix_socket}"
 
     def start(self) -> None:
         argv = [
@@ -171,6 +178,8 @@ class PrivateRedis:
             "--appendonly",
             "no",
         ]
+        if self.unix_socket is not None:
+            argv += ["--unixsocket", str(self.unix_socket), "--unixsocketperm", "700"]
         self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, start_new_session=True)
         deadline = time.monotonic() + 10
         while not redis_answers(port=self.port):

@@ -8,6 +8,8 @@ Redis; a race whose racers are on different instances.
 from __future__ import annotations
 
 import asyncio
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -15,7 +17,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from engine import Action, Game
-from tests.cluster.fleet import Fleet, subscribed
+from tests.cluster.fleet import Fleet, private_redis, subscribed
 from tests.support import Client, ahttp, new_player
 
 pytestmark = pytest.mark.timeout(180)
@@ -96,6 +98,32 @@ async def test_owner_on_a_spectator_on_b_leaderboard_on_c(fleet: Fleet) -> None:
         status, ready = await ahttp("GET", f"{instance.url}/ready")
         assert status == 200 and ready == {"status": "ok", "database": "ok", "redis": "ok"}
     assert leaders == 1  # the once-per-cluster jobs run on exactly one instance
+
+
+async def test_instances_reach_redis_through_its_unix_socket(pg_url: str) -> None:
+    with (
+        tempfile.TemporaryDirectory(dir="/tmp") as directory,  # short: a socket's path has ~100 bytes
+        private_redis(Path(directory) / "redis.sock") as redis,
+    ):
+        fleet = Fleet(pg_url, redis.socket_url)
+        try:
+            a, b = fleet.start(), fleet.start()
+            player = await new_player(a.url, "Ada")
+            owner = await Client.connect(a.url, player["token"])
+            game = (await owner.request("new_game", game="HH"))["game"]
+            mirror = Game.new(game["code"])
+            spectator = await Client.connect(b.url)
+            assert (await spectator.request("watch", game_id=game["id"]))["type"] == "game"
+            await subscribed(redis.socket_url, fleet, f"game:{game['id']}", 2)
+            for _ in range(3):
+                reply, mirror = await play_one(owner, game["id"], mirror)
+                update = await spectator.next_push("update", timeout=5)
+                assert update["seq"] == reply["seq"]
+            for instance in (a, b):
+                status, ready = await ahttp("GET", f"{instance.url}/ready")
+                assert status == 200 and ready["redis"] == "ok"
+        finally:
+            fleet.close()
 
 
 async def ahttp_text(url: str) -> tuple[int, str]:

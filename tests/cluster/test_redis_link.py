@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
 import hiredis
 import pytest
 
 from server.core.redis_link import Endpoint, LinkError, RedisLink, Reply, open_link
+from tests.cluster.fleet import private_redis
 
 DEADLINE_S = 5.0
 
@@ -32,8 +36,21 @@ async def test_a_message_split_anywhere_is_parsed_whole() -> None:
     assert replies == [[b"message", b"t:g_1", "7 of ♣\x1fK of ♦".encode()]]
 
 
-async def test_publish_reaches_a_subscriber_and_counts_it(redis_url: str) -> None:
-    endpoint = Endpoint.from_url(redis_url)
+@pytest.fixture(params=["tcp", "unix"])
+def any_redis_url(request: pytest.FixtureRequest, redis_url: str) -> Iterator[str]:
+    """The shared Redis over TCP, or a Redis of the test's own through its Unix socket."""
+    if request.param == "tcp":
+        yield redis_url
+        return
+    with (
+        tempfile.TemporaryDirectory(dir="/tmp") as directory,  # short: a socket's path has ~100 bytes
+        private_redis(Path(directory) / "redis.sock") as server,
+    ):
+        yield server.socket_url
+
+
+async def test_publish_reaches_a_subscriber_and_counts_it(any_redis_url: str) -> None:
+    endpoint = Endpoint.from_url(any_redis_url)
     channel = f"test-link:{secrets.token_hex(4)}"
     received: asyncio.Queue[Reply] = asyncio.Queue()
     counts: asyncio.Queue[Reply] = asyncio.Queue()
