@@ -137,7 +137,10 @@ class GameHandle:
         self._set_state(GameState.from_json(message["state"]), force=True)
 
     def take_update(self, message: dict[str, Any]) -> None:
+        """An ``update`` push; one whose state is not newer than ours (a repeat) is dropped."""
         update = Result.from_json(message)
+        if update.state.seq <= self.state.seq:
+            return
         self.updates.append(update)
         self._set_state(update.state)
 

@@ -126,6 +126,7 @@ def build_cluster_services(settings: Settings, clock: Clock) -> tuple[Services, 
     cluster = RedisCluster(settings.redis_url, settings.redis_prefix, engine)
     games = GameService(sessions, writer, cluster.hub, clock, leases=cluster.leases)
     cluster.on_moved = games.moved
+    cluster.on_interest = games.followed_elsewhere
     services = Services(
         settings,
         engine,

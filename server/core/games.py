@@ -205,6 +205,23 @@ def outcome_json(outcome: Outcome) -> dict[str, Any]:
     }
 
 
+def update_message(live: LiveGame, seq: int, action: Action, outcome: dict[str, Any]) -> dict[str, Any]:
+    """The ``update`` push of the action at ``seq`` (the game's state after it)."""
+    return {
+        "type": "update",
+        "game_id": live.id,
+        "seq": seq,
+        "action": action.to_json(),
+        "outcome": outcome,
+        "state": live.state_json(),
+    }
+
+
+def finished_message(live: LiveGame) -> dict[str, Any]:
+    """The ``finished`` push of a game that ended."""
+    return {"type": "finished", "game": live.info(), "state": live.state_json()}
+
+
 FinishHook = Callable[[LiveGame, AsyncConnection], Awaitable[None]]
 
 
@@ -550,8 +567,7 @@ class GameService:
             live.adopt(candidate)
         finally:
             live.lock.release()
-        finished = {"type": "finished", "game": live.info(), "state": live.state_json()}
-        self.hub.publish(topics.game(live.id), finished, skip=origin)
+        self.hub.publish(topics.game(live.id), finished_message(live), skip=origin)
         self._notify(live)
         self.hub.close(topics.game(live.id))  # nothing more will be pushed for it
         return live
@@ -608,15 +624,23 @@ class GameService:
     ) -> None:
         topic = topics.game(live.id)
         if self.hub.has_subscribers(topic, besides=origin):  # else the state is never serialized
-            message = {
-                "type": "update",
-                "game_id": live.id,
-                "seq": seq,
-                "action": action.to_json(),
-                "outcome": outcome,
-                "state": live.state_json(),
-            }
-            self.hub.publish(topic, message, skip=origin)
+            self.hub.publish(topic, update_message(live, seq, action, outcome), skip=origin)
+
+    def followed_elsewhere(self, topic: str) -> None:
+        """Another instance now follows a topic: if it is the topic of a game held here, send
+        that instance the game's last update, or its end, again. Its subscriber read the game
+        before the subscription held, and an action that fell between the two, the last one of
+        the game perhaps, would otherwise reach it only with the next one, or never."""
+        game_id = topics.game_of(topic)
+        live = self._cache.get(game_id) if game_id is not None else None
+        if live is None or live.evicted:
+            return
+        if live.finished:
+            self.hub.resend(topic, finished_message(live))
+            self.hub.close(topic)
+        elif live.last_action is not None and live.last_outcome is not None:
+            last = update_message(live, live.game.seq - 1, live.last_action, live.last_outcome)
+            self.hub.resend(topic, last)
 
     def _notify(self, live: LiveGame) -> None:
         for listener in self.listeners:

@@ -5,7 +5,9 @@ Redis holds nothing durable; it carries four things between instances:
 - **Pushes.** Each hub topic is a Redis channel (``<prefix>:t:<topic>``). An
   instance subscribes to a topic's channel while it has a local subscriber of
   it, and once Redis confirms the subscription announces that on
-  ``<prefix>:ctl``. A publish is serialized once, queued to the instance's own
+  ``<prefix>:ctl``; a game's owner answers by sending the game's last update
+  (or its end) again, which the newcomer may have missed while it
+  subscribed. A publish is serialized once, queued to the instance's own
   subscribers and written to Redis at once (:mod:`server.core.redis_link`:
   one connection publishes, one is subscribed). A topic whose last publish
   reached no other instance is not sent again until an instance announces
@@ -125,6 +127,9 @@ class ClusterHub(Hub):
             self.cluster.send(topic, FRAME, frame)
         return sent
 
+    def resend(self, topic: str, message: dict[str, Any]) -> None:
+        self.cluster.send(topic, FRAME, encode(message))
+
     def deliver(self, topic: str, frame: str, skip: Subscriber | None = None) -> int:
         """Queue a frame to this instance's subscribers of a topic."""
         sent = 0
@@ -199,6 +204,7 @@ class RedisCluster:
         self.leader = RedisLeader()
         self.control = f"{prefix}:ctl"
         self.on_moved: Callable[[str], None] = lambda game_id: None
+        self.on_interest: Callable[[str], None] = lambda topic: None
         self.on_resync: Callable[[], Awaitable[None]] = _nothing
         self.on_sessions_ended: Callable[[set[str]], Coroutine[Any, Any, object]] = _no_sessions
         self._ending: set[asyncio.Task[object]] = set()  # closing sockets of sessions ended elsewhere
@@ -355,6 +361,7 @@ class RedisCluster:
             if kind == INTEREST:
                 self._interest_seen += 1
                 self.hub.quiet.discard(body)
+                self.on_interest(body)
             elif kind == MOVED:
                 self.on_moved(body)
             elif kind == ENDED:

@@ -8,6 +8,11 @@ def game(game_id: str) -> str:
     return f"game:{game_id}"
 
 
+def game_of(topic: str) -> str | None:
+    """The game whose topic this is (None: not a game's)."""
+    return topic[5:] if topic.startswith("game:") else None
+
+
 def leaderboard(code: str) -> str:
     """``leaderboard_update`` pushes of one code's board."""
     return f"leaderboard:{code}"

@@ -138,6 +138,18 @@ async def test_spectators_and_anonymous_connections(server: str) -> None:
         await game.pair("heart:25", "waste")
         await watched.wait_change(version, timeout=5)
         assert watched.state == game.state and watched.updates[-1].outcome.points == 10
+        last = watched.updates[-1]
+        repeat = {  # the same update pushed again (a watch's instance is sent the last one again)
+            "type": "update",
+            "game_id": last.game_id,
+            "seq": last.seq,
+            "action": last.action.to_json(),
+            "outcome": {"points": 10, "is_move": last.outcome.is_move, "events": last.outcome.events},
+            "state": last.state.raw,
+        }
+        version, count = watched.version, len(watched.updates)
+        watched.take_update(repeat)
+        assert watched.version == version and len(watched.updates) == count  # dropped
         assert (await anon.open_game(game.id)).role == "spectator"
         await anon.unwatch(game.id)
         assert await anon.ping() >= 0

@@ -8,6 +8,7 @@ Redis; a race whose racers are on different instances.
 from __future__ import annotations
 
 import asyncio
+import json
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from engine import Action, Game
+from server.core.redis_cluster import CLOSE, FRAME, INTEREST, SEP
 from tests.cluster.fleet import Fleet, private_redis, subscribed
 from tests.support import Client, ahttp, new_player
 
@@ -98,6 +100,54 @@ async def test_owner_on_a_spectator_on_b_leaderboard_on_c(fleet: Fleet) -> None:
         status, ready = await ahttp("GET", f"{instance.url}/ready")
         assert status == 200 and ready == {"status": "ok", "database": "ok", "redis": "ok"}
     assert leaders == 1  # the once-per-cluster jobs run on exactly one instance
+
+
+async def test_a_watch_from_another_instance_is_sent_the_last_update_again(fleet: Fleet) -> None:
+    """The watch read the game before its instance subscribed: the owner sends the last update
+    again once the subscription holds, so an action that fell between the two is not missed."""
+    a, b = fleet.start(), fleet.start()
+    player = await new_player(a.url, "Ada")
+    owner = await Client.connect(a.url, player["token"])
+    game = (await owner.request("new_game", game="HH"))["game"]
+    mirror = Game.new(game["code"])
+    for _ in range(3):
+        reply, mirror = await play_one(owner, game["id"], mirror)
+    spectator = await Client.connect(b.url)
+    watched = await spectator.request("watch", game_id=game["id"])
+    assert watched["state"]["seq"] == 3
+    again = await spectator.next_push("update", timeout=5)
+    assert again["seq"] == 2 and again["state"]["fingerprint"] == reply["state"]["fingerprint"]
+
+
+async def test_a_game_that_ended_is_announced_again_to_an_instance_that_follows_it(fleet: Fleet) -> None:
+    """Interest in a finished game (a watch that fell just before its end) gets its end again:
+    the ``finished`` push, then the topic's close."""
+    from redis.asyncio import Redis
+
+    a = fleet.start()
+    player = await new_player(a.url, "Ada")
+    owner = await Client.connect(a.url, player["token"])
+    game = (await owner.request("new_game", game="HH"))["game"]
+    assert (await owner.request("resign", game_id=game["id"]))["type"] == "game"
+    redis = Redis.from_url(fleet.redis_url or "")
+    listener = redis.pubsub()
+    topic = f"game:{game['id']}"
+    try:
+        await listener.subscribe(f"{fleet.prefix}:t:{topic}")
+        await redis.publish(f"{fleet.prefix}:ctl", f"tester{SEP}{INTEREST}{SEP}{topic}")  # as an instance
+        kinds: list[tuple[str, str]] = []
+        async with asyncio.timeout(5):
+            while len(kinds) < 2:
+                message = await listener.get_message(ignore_subscribe_messages=True, timeout=1)
+                if message is not None:
+                    _sender, kind, body = message["data"].decode().split(SEP, 2)
+                    kinds.append((kind, body))
+        assert kinds[0][0] == FRAME and json.loads(kinds[0][1])["type"] == "finished"
+        assert json.loads(kinds[0][1])["game"]["result"] == "resigned"
+        assert kinds[1][0] == CLOSE
+    finally:
+        await listener.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it unannotated
+        await redis.aclose()
 
 
 async def test_instances_reach_redis_through_its_unix_socket(pg_url: str) -> None:

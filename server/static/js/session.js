@@ -183,7 +183,8 @@ export class GameSession extends EventTarget {
   onPush(message) {
     if (!this.info) return;
     if (message.type === "update" && message.game_id === this.gameId) {
-      if (this.inflight || message.state.seq < this.state.seq) return; // our own result is coming
+      // Our own result is coming, or this position is shown already (an update sent again).
+      if (this.inflight || message.state.seq <= this.state.seq) return;
       this.setState(message.state, "update");
       this.dispatchEvent(new CustomEvent("outcome", { detail: { action: message.action, outcome: message.outcome, pushed: true } }));
     } else if ((message.type === "game" || message.type === "finished") && message.game?.id === this.gameId) {
