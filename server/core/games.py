@@ -232,7 +232,8 @@ class GameService:
     instance owns: a write takes the game first if it is not held here
     (:meth:`locked`), reads of other games load a snapshot that is not kept
     (:meth:`get`), and a commit refused by the fence forgets the game and is
-    tried again on a fresh copy, where it may turn out a ``duplicate``.
+    tried again on a fresh copy, where it may turn out a ``duplicate``. The hub
+    is told which games are held here (:meth:`Hub.hold`, :meth:`Hub.release`).
     """
 
     def __init__(
@@ -400,12 +401,14 @@ class GameService:
     def _remember(self, live: LiveGame) -> None:
         self._cache[live.id] = live
         self._cache.move_to_end(live.id)
+        self.hub.hold(topics.game(live.id))  # its pushes start here (with leases: it was taken first)
         if len(self._cache) <= self.cache_size:
             return
         for game_id, candidate in list(self._cache.items())[: len(self._cache) - self.cache_size]:
             if not candidate.lock.locked() and candidate is not live:
                 candidate.evicted = True
                 del self._cache[game_id]
+                self.hub.release(topics.game(game_id))
 
     async def locked(self, game_id: str) -> LiveGame:
         """The game with its lock acquired (caller releases): retries if it was evicted."""
@@ -534,6 +537,7 @@ class GameService:
         live.evicted = True
         if self._cache.get(live.id) is live:
             del self._cache[live.id]
+            self.hub.release(topics.game(live.id))
 
     def _finish_extras(self, live: LiveGame) -> list[Any]:
         return [lambda conn, hook=hook: hook(live, conn) for hook in self.finish_hooks]

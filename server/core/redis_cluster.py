@@ -88,6 +88,7 @@ class ClusterHub(Hub):
         super().__init__()
         self.cluster = cluster
         self.quiet: set[str] = set()  # topics whose last publish reached no other instance
+        self.held: set[str] = set()  # topics of the games this instance holds: not subscribed to
 
     def subscribe(self, topic: str, subscriber: Subscriber) -> None:
         first = topic not in self._topics
@@ -126,6 +127,19 @@ class ClusterHub(Hub):
         if remote:
             self.cluster.send(topic, FRAME, frame)
         return sent
+
+    def hold(self, topic: str) -> None:
+        """Every push of a game held here starts here: its local subscribers get it without
+        Redis, so the channel is not subscribed to (Redis would send each publish back)."""
+        self.held.add(topic)
+        self.cluster.drop(topic)
+
+    def release(self, topic: str) -> None:
+        """Another instance may publish on it now: subscribe again if anyone here follows it (the
+        interest announced then brings the last update, from the game's new holder)."""
+        if topic in self.held:
+            self.held.discard(topic)
+            self.cluster.want(topic)
 
     def resend(self, topic: str, message: dict[str, Any]) -> None:
         self.cluster.send(topic, FRAME, encode(message))
@@ -242,13 +256,17 @@ class RedisCluster:
 
     def want(self, topic: str) -> None:
         """A first local subscriber: subscribe to the topic's channel (again, after a drop)."""
-        if self._sub is not None and topic not in self._subscribed and self.hub.has_local(topic):
+        if self._sub is None or topic in self._subscribed or topic in self.hub.held:
+            return
+        if self.hub.has_local(topic):
             self._sub.command("SUBSCRIBE", self.channel(topic))
             self._subscribed.add(topic)
 
     def drop(self, topic: str) -> None:
-        """No local subscriber left: unsubscribe from the topic's channel."""
-        if self._sub is not None and topic in self._subscribed and not self.hub.has_local(topic):
+        """No local subscriber left, or the topic's game is held here: unsubscribe from its channel."""
+        if self._sub is None or topic not in self._subscribed:
+            return
+        if topic in self.hub.held or not self.hub.has_local(topic):
             self._sub.command("UNSUBSCRIBE", self.channel(topic))
             self._subscribed.discard(topic)
 
@@ -300,7 +318,7 @@ class RedisCluster:
         try:
             sub = await open_link(self.endpoint, self._on_subscription)
             pub = await open_link(self.endpoint, self._on_publish_reply)
-            topics = self.hub.local_topics()
+            topics = [topic for topic in self.hub.local_topics() if topic not in self.hub.held]
             sub.command("SUBSCRIBE", self.control, *(self.channel(t) for t in topics))
             self._subscribed, self._confirmed = set(topics), set()
             self._sent.clear()

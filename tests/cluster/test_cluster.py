@@ -79,8 +79,10 @@ async def test_owner_on_a_spectator_on_b_leaderboard_on_c(fleet: Fleet) -> None:
     assert (await spectator.request("watch", game_id=game["id"]))["type"] == "game"
     board = await Client.connect(c.url)
     assert (await board.request("subscribe_leaderboard", code=game["code"]))["type"] == "leaderboard"
-    await subscribed(fleet.redis_url or "", fleet, f"game:{game['id']}", 2)  # the owner's and B's
+    await subscribed(fleet.redis_url or "", fleet, f"game:{game['id']}", 1)  # B's
     await subscribed(fleet.redis_url or "", fleet, f"leaderboard:{game['code']}", 1)
+    # The owner's instance does not subscribe to the game it holds (its pushes start there).
+    assert await subscriptions(fleet, f"game:{game['id']}") == 1
     for _ in range(5):
         reply, mirror = await play_one(owner, game["id"], mirror)
         update = await spectator.next_push("update", timeout=5)
@@ -150,6 +152,42 @@ async def test_a_game_that_ended_is_announced_again_to_an_instance_that_follows_
         await redis.aclose()
 
 
+async def subscriptions(fleet: Fleet, topic: str) -> int:
+    """How many instances Redis counts as subscribed to a topic's channel now."""
+    from redis.asyncio import Redis
+
+    client = Redis.from_url(fleet.redis_url or "")
+    try:
+        counts = await client.pubsub_numsub(f"{fleet.prefix}:t:{topic}")
+        return int(counts[0][1])
+    finally:
+        await client.aclose()
+
+
+async def test_a_watcher_where_a_game_was_held_follows_it_to_its_next_holder(fleet: Fleet) -> None:
+    """The game held on A (not subscribed there) moves to B: A subscribes again for its own
+    spectator, who gets the last update again and every update from B after it."""
+    a, b = fleet.start(), fleet.start()
+    player = await new_player(a.url, "Ada")
+    on_a = await Client.connect(a.url, player["token"])
+    game = (await on_a.request("new_game", game="HH"))["game"]
+    mirror = Game.new(game["code"])
+    _, mirror = await play_one(on_a, game["id"], mirror)
+    spectator = await Client.connect(a.url)
+    assert (await spectator.request("watch", game_id=game["id"]))["state"]["seq"] == 1
+    on_b = await Client.connect(b.url, player["token"])
+    assert (await on_b.request("open_game", game_id=game["id"]))["role"] == "owner"
+    moved, mirror = await play_one(on_b, game["id"], mirror)  # B takes the game
+    await subscribed(fleet.redis_url or "", fleet, f"game:{game['id']}", 1)  # A's, for its spectator
+    seen = await spectator.next_push("update", timeout=5)
+    while seen["state"]["seq"] < moved["state"]["seq"]:  # A's own push of seq 1 may come first
+        seen = await spectator.next_push("update", timeout=5)
+    assert seen["state"]["fingerprint"] == moved["state"]["fingerprint"]  # sent again by B
+    after, mirror = await play_one(on_b, game["id"], mirror)
+    update = await spectator.next_push("update", timeout=5)
+    assert update["seq"] == after["seq"] and update["state"]["fingerprint"] == after["state"]["fingerprint"]
+
+
 async def test_instances_reach_redis_through_its_unix_socket(pg_url: str) -> None:
     with (
         tempfile.TemporaryDirectory(dir="/tmp") as directory,  # short: a socket's path has ~100 bytes
@@ -164,7 +202,7 @@ async def test_instances_reach_redis_through_its_unix_socket(pg_url: str) -> Non
             mirror = Game.new(game["code"])
             spectator = await Client.connect(b.url)
             assert (await spectator.request("watch", game_id=game["id"]))["type"] == "game"
-            await subscribed(redis.socket_url, fleet, f"game:{game['id']}", 2)
+            await subscribed(redis.socket_url, fleet, f"game:{game['id']}", 1)  # B's
             for _ in range(3):
                 reply, mirror = await play_one(owner, game["id"], mirror)
                 update = await spectator.next_push("update", timeout=5)
