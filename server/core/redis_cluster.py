@@ -4,7 +4,8 @@ Redis holds nothing durable; it carries four things between instances:
 
 - **Pushes.** Each hub topic is a Redis channel (``<prefix>:t:<topic>``). An
   instance subscribes to a topic's channel while it has a local subscriber of
-  it, and once Redis confirms the subscription announces that on
+  it (but not to those of the games it holds, whose pushes all start here),
+  and once Redis confirms the subscription announces that on
   ``<prefix>:ctl``; a game's owner answers by sending the game's last update
   (or its end) again, which the newcomer may have missed while it
   subscribed. A publish is serialized once, queued to the instance's own
