@@ -168,14 +168,15 @@ def route(path: str, fn: Endpoint, methods: list[str] | None = None) -> Route:
 
 
 async def json_body(request: Request) -> dict[str, Any]:
-    """The request's JSON object (empty body = {}) checked against the route's documented body:
-    ``bad_json`` when it is not a JSON object, ``bad_message`` naming a field that is unknown,
-    missing, of the wrong type or length, or not Unicode text (a lone surrogate)."""
+    """The request's JSON object (no body at all = {}) checked against the route's documented
+    body: ``bad_json`` when it is not a JSON object (whitespace alone is no JSON text either),
+    ``bad_message`` naming a field that is unknown, missing, of the wrong type or length, or not
+    Unicode text (a lone surrogate)."""
     raw = await request.body()
     if len(raw) > MAX_BODY_BYTES:
         raise ProtocolError(ErrorCode.BAD_MESSAGE, f"the body is larger than {MAX_BODY_BYTES} bytes")
     body: Any = {}
-    if raw.strip():
+    if raw:
         try:
             body = parse_json(raw)
         except (ValueError, RecursionError):  # not JSON (or not UTF-8), or nested past the parser

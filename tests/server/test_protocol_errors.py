@@ -210,6 +210,19 @@ async def test_deep_json_is_bad_json_before_and_after_auth(server: str, server_e
     assert not server_errors.records, server_errors.lines()
 
 
+async def test_a_body_that_is_not_json_is_bad_json_and_only_no_body_is_empty(
+    server: str, server_errors: ErrorRecords
+) -> None:
+    """Only a request without a body means ``{}``: whitespace alone is no JSON text."""
+    for body in (b"\r", b" ", b"\n\t", b"\xff", b"null", b"[]"):
+        status, answer = await ahttp_raw("POST", f"{server}/api/players", body)
+        assert (status, answer["error"]["code"]) == (400, "bad_json"), (body, answer)
+    for body in (b"", b" {} ", b"{}\r\n"):
+        status, answer = await ahttp_raw("POST", f"{server}/api/players", body)
+        assert status == 201 and answer["name"].startswith("Guest-"), (body, answer)
+    assert not server_errors.records, server_errors.lines()
+
+
 SURROGATE_FRAMES = [  # (frame, the field the refusal names)
     ('{"type":"ping","id":"\\ud800"}', "id"),
     ('{"type":"open_game","id":1,"game_id":"\\ud800"}', "game_id"),
