@@ -55,7 +55,7 @@ import psutil
 import uvloop
 from load import UNCOUNTED, NoReply, answer_to, connect, percentile, receive
 from prometheus_client.parser import text_string_to_metric_families
-from serverproc import ROOT, pg_admin, raise_fd_limit, started_server, tree_cpu_seconds
+from serverproc import ROOT, raise_fd_limit, scratch_database, started_server, tree_cpu_seconds
 from sqlalchemy.engine import make_url
 
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
@@ -390,14 +390,8 @@ def databases(db: str, count: int) -> Iterator[list[str]]:
         yield [db]
         return
     stem = f"{make_url(db).database}_split{secrets.token_hex(3)}"
-    names = [f"{stem}_{i + 1}" for i in range(count)]
-    try:
-        for name in names:
-            asyncio.run(pg_admin(db, f'CREATE DATABASE "{name}"'))
-        yield [make_url(db).set(database=name).render_as_string(hide_password=False) for name in names]
-    finally:
-        for name in names:
-            asyncio.run(pg_admin(db, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    with contextlib.ExitStack() as stack:
+        yield [stack.enter_context(scratch_database(db, f"{stem}_{i + 1}")) for i in range(count)]
 
 
 def main() -> None:

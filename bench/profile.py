@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import http.client
 import json
 import random
@@ -35,7 +36,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from serverproc import pg_admin, started_server
+from serverproc import pg_admin, scratch_database, started_server
 from sqlalchemy import func, insert, select
 from sqlalchemy.engine import make_url
 
@@ -246,21 +247,18 @@ def timed_reads(get: Reader, reads: int, expect: dict[str, Any]) -> dict[str, An
 
 
 def run(url: str, count: int, reads: int) -> dict[str, Any]:
-    name = None
-    if is_sqlite(url):
-        path = make_url(url).database or str(Path(tempfile.mkdtemp()) / "profile.db")
-        if Path(path).exists():
-            raise SystemExit(f"{path} exists; the benchmark fills a new file")
-        target = f"sqlite+aiosqlite:///{path}"
-    else:
-        name = f"solitaire_profile_{secrets.token_hex(4)}"
-        asyncio.run(pg_admin(url, f'CREATE DATABASE "{name}"'))
-        target = make_url(url).set(database=name).render_as_string(hide_password=False)
-    try:
+    with contextlib.ExitStack() as stack:
+        if is_sqlite(url):
+            path = make_url(url).database or str(Path(tempfile.mkdtemp()) / "profile.db")
+            if Path(path).exists():
+                raise SystemExit(f"{path} exists; the benchmark fills a new file")
+            target = f"sqlite+aiosqlite:///{path}"
+        else:
+            target = stack.enter_context(scratch_database(url, f"solitaire_profile_{secrets.token_hex(4)}"))
         asyncio.run(migrate(target))
         started = time.perf_counter()
         filled = asyncio.run(fill(target, count))
-        if name is not None:
+        if not is_sqlite(url):
             asyncio.run(pg_admin(target, "VACUUM ANALYZE"))
         print(
             f"filled {count} finished games in {time.perf_counter() - started:.1f} s ({target})", flush=True
@@ -268,9 +266,6 @@ def run(url: str, count: int, reads: int) -> dict[str, Any]:
         settings = {"SOLITAIRE_DATABASE_URL": target, "SOLITAIRE_HTTP_RATE_PER_S": "0"}
         with started_server(settings) as (base, _pid):
             figures = measure(base, reads, filled)
-    finally:
-        if name is not None:
-            asyncio.run(pg_admin(url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
     return {"db": "sqlite" if is_sqlite(url) else "postgresql", **filled, **figures}
 
 

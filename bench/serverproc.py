@@ -7,6 +7,7 @@ docs/performance.md shows them).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import resource
 import signal
@@ -107,6 +108,17 @@ def started_server(settings: dict[str, str]) -> Iterator[tuple[str, int]]:
         yield base, proc.pid
     finally:
         end_process_group(proc)
+
+
+@contextmanager
+def scratch_database(url: str, name: str) -> Iterator[str]:
+    """A new PostgreSQL database of this name on the server of ``url``; its URL. Dropped at the
+    end, however the run ends."""
+    asyncio.run(pg_admin(url, f'CREATE DATABASE "{name}"'))
+    try:
+        yield make_url(url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        asyncio.run(pg_admin(url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 async def pg_admin(url: str, sql: str) -> None:

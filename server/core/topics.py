@@ -10,7 +10,7 @@ def game(game_id: str) -> str:
 
 def game_of(topic: str) -> str | None:
     """The game whose topic this is (None: not a game's)."""
-    return topic[5:] if topic.startswith("game:") else None
+    return topic.removeprefix("game:") if topic.startswith("game:") else None
 
 
 def leaderboard(code: str) -> str:

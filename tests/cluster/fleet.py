@@ -213,22 +213,26 @@ def balancer(backends: list[int]) -> Iterator[str]:
         yield base
 
 
-async def subscribed(redis_url: str, fleet: Fleet, topic: str, instances: int, timeout: float = 10) -> None:
-    """Wait until ``instances`` instances of the fleet have subscribed to a topic's channel in Redis
-    (a subscription follows a ``watch`` asynchronously)."""
+async def subscriptions(redis_url: str, fleet: Fleet, topic: str) -> int:
+    """How many instances Redis counts as subscribed to a topic's channel now."""
     from redis.asyncio import Redis
 
     client = Redis.from_url(redis_url)
-    channel = f"{fleet.prefix}:t:{topic}"
     try:
-
-        async def enough() -> bool:
-            counts = await client.pubsub_numsub(channel)
-            return bool(counts and int(counts[0][1]) >= instances)
-
-        await until(enough, timeout, f"{instances} subscriptions to {channel}")
+        counts = await client.pubsub_numsub(f"{fleet.prefix}:t:{topic}")
+        return int(counts[0][1]) if counts else 0
     finally:
         await client.aclose()
+
+
+async def subscribed(redis_url: str, fleet: Fleet, topic: str, instances: int, timeout: float = 10) -> None:
+    """Wait until ``instances`` instances of the fleet have subscribed to a topic's channel in Redis
+    (a subscription follows a ``watch`` asynchronously)."""
+
+    async def enough() -> bool:
+        return await subscriptions(redis_url, fleet, topic) >= instances
+
+    await until(enough, timeout, f"{instances} subscriptions to {fleet.prefix}:t:{topic}")
 
 
 async def until(check: Any, timeout: float, what: str) -> None:

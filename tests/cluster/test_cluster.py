@@ -19,7 +19,7 @@ from sqlalchemy.engine import make_url
 
 from engine import Action, Game
 from server.core.redis_cluster import CLOSE, FRAME, INTEREST, SEP
-from tests.cluster.fleet import Fleet, private_redis, subscribed
+from tests.cluster.fleet import Fleet, private_redis, subscribed, subscriptions
 from tests.support import Client, ahttp, new_player
 
 pytestmark = pytest.mark.timeout(180)
@@ -82,7 +82,7 @@ async def test_owner_on_a_spectator_on_b_leaderboard_on_c(fleet: Fleet) -> None:
     await subscribed(fleet.redis_url or "", fleet, f"game:{game['id']}", 1)  # B's
     await subscribed(fleet.redis_url or "", fleet, f"leaderboard:{game['code']}", 1)
     # The owner's instance does not subscribe to the game it holds (its pushes start there).
-    assert await subscriptions(fleet, f"game:{game['id']}") == 1
+    assert await subscriptions(fleet.redis_url or "", fleet, f"game:{game['id']}") == 1
     for _ in range(5):
         reply, mirror = await play_one(owner, game["id"], mirror)
         update = await spectator.next_push("update", timeout=5)
@@ -150,18 +150,6 @@ async def test_a_game_that_ended_is_announced_again_to_an_instance_that_follows_
     finally:
         await listener.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it unannotated
         await redis.aclose()
-
-
-async def subscriptions(fleet: Fleet, topic: str) -> int:
-    """How many instances Redis counts as subscribed to a topic's channel now."""
-    from redis.asyncio import Redis
-
-    client = Redis.from_url(fleet.redis_url or "")
-    try:
-        counts = await client.pubsub_numsub(f"{fleet.prefix}:t:{topic}")
-        return int(counts[0][1])
-    finally:
-        await client.aclose()
 
 
 async def test_a_watcher_where_a_game_was_held_follows_it_to_its_next_holder(fleet: Fleet) -> None:
