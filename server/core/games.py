@@ -15,7 +15,7 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession, async_sessionmaker
 
@@ -32,7 +32,7 @@ from server.storage import queries
 from server.storage.faults import StorageInDoubt, StorageUnavailable
 from server.storage.leases import StorageFenced
 from server.storage.models import GameRow
-from server.storage.writer import GroupWriter, Write
+from server.storage.writer import Write
 from server.vocabulary import ErrorCode
 
 IDLE_GAP_CAP_MS = 60_000
@@ -225,6 +225,15 @@ def finished_message(live: LiveGame) -> dict[str, Any]:
 FinishHook = Callable[[LiveGame, AsyncConnection], Awaitable[None]]
 
 
+class Writes(Protocol):
+    """What the service needs of the group writer (``storage.writer.GroupWriter``), and no more,
+    so that its own tests hand it a writer they hold and fail at will."""
+
+    async def submit(self, write: Write) -> None:
+        """Return once the write is committed; raise ``StorageUnavailable`` (nothing stored),
+        ``StorageInDoubt`` (perhaps stored) or ``StorageFenced`` (another instance owns the game)."""
+
+
 class GameService:
     """Creates, loads, caches and plays games; the only writer of game state.
 
@@ -239,7 +248,7 @@ class GameService:
     def __init__(
         self,
         sessions: async_sessionmaker[AsyncSession],
-        writer: GroupWriter,
+        writer: Writes,
         hub: Hub,
         clock: Clock = wall_clock_ms,
         cache_size: int = 20_000,
