@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
@@ -183,8 +183,8 @@ def make_rig(cache_size: int = 100, leases: FixedLeases | None = None) -> Rig:
 
 
 @pytest.fixture
-def rig() -> Iterator[Rig]:
-    yield make_rig()
+def rig() -> Rig:
+    return make_rig()
 
 
 async def until(condition: Callable[[], bool]) -> None:
