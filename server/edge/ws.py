@@ -31,12 +31,12 @@ from server.core.timing import sleep_until
 from server.edge.protocol import REQUESTS
 from server.edge.security import BrowserPolicy, arrival_port
 from server.edge.session import Authenticate, Call, Session
+from server.edge.ws_transport import SEND_NOW
 from server.errors import ProtocolError
 from server.logs import CONNECTION, REQUEST, next_connection_id
 from server.storage import queries
 from server.storage.faults import brief, is_unavailable
 from server.vocabulary import CloseCode, ConnectionState, ErrorCode
-from server.ws_transport import SEND_NOW
 
 log = logging.getLogger(__name__)
 MAX_QUEUED_FRAMES = 256  # a watcher this far behind is disconnected
@@ -46,7 +46,7 @@ AUTH_POLL_S = 0.5  # the auth deadline is checked on the injected clock at least
 
 
 def send_now(websocket: WebSocket) -> Callable[[str], bool] | None:
-    """The transport's own frame writer, where it offers one (:data:`server.ws_transport.SEND_NOW`)."""
+    """The transport's own frame writer, where it offers one (:data:`server.edge.ws_transport.SEND_NOW`)."""
     extension = (websocket.scope.get("extensions") or {}).get(SEND_NOW)
     return extension["write"] if extension else None
 
