@@ -12,7 +12,9 @@ from server.core.context import Peers
 from server.core.games import LiveGame
 from server.core.quotas import address_key
 from server.core.services import Services
-from server.edge.http import int_param, json_body, player_from_header, route, viewer_from_header
+from server.edge.auth import player_from_header, viewer_from_header
+from server.edge.inputs import int_param, json_body
+from server.edge.openapi import route
 from server.errors import ProtocolError
 from server.features.dailies.model import check_unsealed, day_of
 from server.features.names.model import clean_name
