@@ -6,7 +6,7 @@ import asyncio
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from server.core.quotas import Rate, address_key, refusal
+from server.core.quotas import Rate, address_key, rate_limited
 from server.edge.envelope import error_response
 
 TARPIT_MAX_S = 1.0  # a request over its address's budget waits up to this long for its 429
@@ -40,7 +40,7 @@ class AddressRate:
             return
         # Real time, not the injected clock: this pause slows the sender down, it is no deadline.
         await asyncio.sleep(min(wait_s, TARPIT_MAX_S))
-        response = error_response(refusal(f"too many {self.rate.what}", wait_s))
+        response = error_response(rate_limited(f"too many {self.rate.what}", wait_s))
         if scope["type"] == "http":
             await response(scope, receive, send)
         elif "websocket.http.response" in scope.get("extensions", {}):
