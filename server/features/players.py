@@ -24,15 +24,6 @@ from server.vocabulary import ErrorCode, PlayerKind
 TAKEN = "name is taken: another player's reads the same (ignoring case and lookalike letters)"
 
 
-def check_name(value: Any) -> str:
-    """A requested name in its stored form, or ``bad_message`` (field ``name``) naming the rule it
-    breaks: NFKC, no control, format (zero-width, bidi), surrogate, private-use or unassigned
-    characters, whitespace trimmed and collapsed, 1-24 graphemes, not ``Guest-…``; and unique,
-    which the database checks (:data:`TAKEN`). The whole rule: :mod:`server.features.names.model`.
-    """
-    return clean_name(value)
-
-
 def final_summary(live: LiveGame) -> dict[str, Any]:
     """What a verifier must reproduce from the code and the log."""
     return {
@@ -78,7 +69,7 @@ class Players:
 
     async def create_player(self, request: Request) -> Response:
         body = await json_body(request)
-        name = check_name(body["name"]) if body.get("name") is not None else None
+        name = clean_name(body["name"]) if body.get("name") is not None else None
         kind = PlayerKind.BOT if body.get("bot") else PlayerKind.HUMAN
         address = address_key(request.client.host if request.client else None)
         if address is not None:
@@ -107,7 +98,7 @@ class Players:
 
     async def rename_me(self, request: Request) -> Response:
         player_id = await player_from_header(request, self.services.sessions)
-        name = check_name((await json_body(request)).get("name"))
+        name = clean_name((await json_body(request)).get("name"))
         try:
             async with self.services.sessions() as session:
                 await queries.rename_player(session, player_id, name)
