@@ -84,7 +84,7 @@ def check_path_params(request: Request, operation: Operation) -> None:
         check("", name, field, request.path_params[name])
 
 
-def endpoint(fn: Endpoint, operations: dict[str, Operation] | None = None) -> Endpoint:
+def checked_endpoint(fn: Endpoint, operations: dict[str, Operation] | None = None) -> Endpoint:
     """Every answer is JSON: refusals in the envelope, a database outage a 503, a fault a 500.
 
     ``operations`` (method -> Operation) are the route's documented shapes: path
@@ -119,4 +119,4 @@ def route(path: str, fn: Endpoint, methods: list[str] | None = None) -> Route:
     """A route whose ProtocolErrors become the JSON error envelope, its input checked as
     ``openapi.json`` documents it."""
     operations = {m: op for (p, m), op in OPERATIONS.items() if p == path}
-    return Route(path, endpoint(fn, operations), methods=methods)
+    return Route(path, checked_endpoint(fn, operations), methods=methods)
