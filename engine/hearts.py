@@ -73,10 +73,7 @@ from engine.api import Action, IllegalAction, Rules, Step, json_cards, json_stri
 from engine.codes import GameCode, shuffled_deck
 from engine.vocabulary import ActionKind, Refusal, Status
 
-# Names read on every action, bound once: on Python 3.11 reading ``Status.WON``
-# through its class is a descriptor call, and an enum member compares and
-# hashes through a slower slot than a str, so action kinds are kept as their
-# plain values (equal to the members) and statuses are tested by identity.
+# Names read on every action, bound once (why: engine/game.py).
 _DRAW = ActionKind.DRAW.value
 _PAIR = ActionKind.PAIR.value
 _TOUCH = ActionKind.TOUCH.value
@@ -179,10 +176,6 @@ def make_state(
     free = free_indexes(heart_t)
     status = compute_status(heart_t, free, stock_t, waste_t)
     return HeartState(heart_t, stock_t, waste_t, selection, tuple(removed), free, status)
-
-
-def _rank(card: str) -> str:
-    return card[0]
 
 
 class HeartRules:

@@ -122,10 +122,7 @@ from engine.api import Action, IllegalAction, RefusalParams, Rules, Step, json_c
 from engine.codes import RANKS, SUITS, GameCode, shuffled_deck
 from engine.vocabulary import ActionKind, Refusal, Status
 
-# Names read on every action, bound once: on Python 3.11 reading ``Status.WON``
-# through its class is a descriptor call, and an enum member compares and
-# hashes through a slower slot than a str, so action kinds are kept as their
-# plain values (equal to the members) and statuses are tested by identity.
+# Names read on every action, bound once (why: engine/game.py).
 _DOUBLE_TAP = ActionKind.DOUBLE_TAP.value
 _MOVE = ActionKind.MOVE.value
 _TAP = ActionKind.TAP.value

@@ -25,7 +25,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
-from starlette.routing import BaseRoute, Mount, WebSocketRoute
+from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 
 from server.clock import Clock, wall_clock_ms
 from server.config import Settings
@@ -35,9 +35,13 @@ from server.core.games import GameService
 from server.core.hub import Hub
 from server.core.quotas import Quotas
 from server.core.services import Services
-from server.edge import http, ws
-from server.edge.http import Ping
+from server.edge import ws
+from server.edge.envelope import http_error
+from server.edge.health import Ping, health_routes
+from server.edge.prometheus import metrics_page
+from server.edge.rate import AddressRate
 from server.edge.security import BrowserPolicy, SecurityHeaders
+from server.edge.static import ClientFiles, schema_file
 from server.features.accounts.api import AccountsApi
 from server.features.accounts.service import Accounts
 from server.features.dailies.api import DailiesApi
@@ -174,7 +178,9 @@ def build_features(services: Services, failures: FailureCounts, redis_ping: Ping
     profiles = Profiles(services)
     ghosts = GhostRaces(services, dailies, profiles, services.quotas.races)
     routes: list[BaseRoute] = [
-        *http.basic_routes(services.engine, services.writer, redis_ping),
+        *health_routes(services.engine, services.writer, redis_ping),
+        Route("/metrics", metrics_page),
+        Route("/api/schema/{name}", schema_file),
         *players.routes(),
         *DailiesApi(dailies).routes(),
         *boards_api.routes(),
@@ -264,15 +270,15 @@ def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -
         WebSocketRoute("/ws", ws.endpoint(services, features.handlers, policy)),
     ]
     if STATIC_DIR.is_dir():
-        routes.append(Mount("/", http.ClientFiles(directory=STATIC_DIR, html=True), name="static"))
+        routes.append(Mount("/", ClientFiles(directory=STATIC_DIR, html=True), name="static"))
     middleware = [  # outermost first: a refused Host still gets the security headers
         Middleware(SecurityHeaders, policy=policy),
         Middleware(TrustedHostMiddleware, allowed_hosts=policy.hosts(), www_redirect=False),
-        Middleware(http.AddressRate, rate=services.quotas.http),  # per-address request rate
+        Middleware(AddressRate, rate=services.quotas.http),  # per-address request rate
     ]
     return Starlette(
         routes=routes,
         middleware=middleware,
         lifespan=lifespan,
-        exception_handlers={HTTPException: http.http_error},
+        exception_handlers={HTTPException: http_error},
     )

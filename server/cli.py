@@ -31,18 +31,18 @@ import uvicorn
 from uvicorn.config import LOGGING_CONFIG
 
 from server.config import Limits, Settings
-from server.edge.security import WILDCARD_HOSTS
-from server.http_transport import (
+from server.edge.http_transport import (
     connection_cap,
     guarded_http,
     install_exhaustion_filter,
     open_files_limit,
     raise_open_files_limit,
 )
+from server.edge.security import WILDCARD_HOSTS
+from server.edge.ws_transport import IMPL_CHOICES, IMPL_NAME, uvicorn_ws
 from server.logs import FORMATS
 from server.logs import configure as configure_logs
 from server.storage.db import InstanceLock, InstanceLocked, backup_sqlite, is_sqlite, migrate_sync
-from server.ws_transport import IMPL_CHOICES, IMPL_NAME, uvicorn_ws
 
 log = logging.getLogger(__name__)
 READY_LINE = "Solitaire server ready: open "  # then the URL, on stdout once listening

@@ -131,13 +131,13 @@ class Settings:
     screening: Screening = field(default_factory=Screening)
     commit_interval_ms: float = 0.0  # how long the group-commit writer may wait to fill a batch
     migrate_on_start: bool = True
-    # The WebSocket implementation: "buffered" (server.ws_transport) measured the most
+    # The WebSocket implementation: "buffered" (server.edge.ws_transport) measured the most
     # actions per second and the least memory per connection (docs/performance.md);
     # uvicorn's own ("websockets", "websockets-sansio") can be chosen instead.
     ws_impl: str = "buffered"
     # A request (its headers and body, or a WebSocket upgrade) not complete after this is closed.
     request_timeout_s: float = 10.0
-    # Open TCP connections, all kinds; capped at start below the open-files limit (server.http_transport).
+    # Open TCP connections, all kinds; capped at start below the open-files limit (edge/http_transport.py).
     max_connections: int = 20_000
     # Redis (redis://host:6379/0): with it, on PostgreSQL, any number of instances serve the
     # same players (docs/operations.md); empty: one instance, as the embedded default.

@@ -1,7 +1,7 @@
 """The server's Prometheus metrics (``GET /metrics``), defined once for the process.
 
 Counters are cheap (an add under a lock), so they sit on the hot paths;
-per-label children are bound ahead (:func:`refusal`) rather than looked up
+per-label children are bound ahead (:func:`refusals_of`) rather than looked up
 per request. Names are documented in docs/operations.md.
 """
 
@@ -41,12 +41,12 @@ LEADER = Gauge("solitaire_leader", "1 while this instance runs the once-per-clus
 
 
 @cache
-def request(kind: str) -> Counter:
-    """The bound counter of one request type (the types are the schema's, a fixed set)."""
+def requests_of(kind: str) -> Counter:
+    """The bound counter of the answered requests of one type (the types are the schema's, a fixed set)."""
     return REQUESTS.labels(kind)
 
 
 @cache
-def refusal(code: str) -> Counter:
-    """The bound counter of one error code."""
+def refusals_of(code: str) -> Counter:
+    """The bound counter of the requests refused with one error code."""
     return REFUSALS.labels(code)

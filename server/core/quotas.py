@@ -79,7 +79,7 @@ class Rate:
         """Take one for ``key`` or refuse with ``rate_limited`` saying when to come back."""
         wait_s = self.take(key)
         if wait_s:
-            raise refusal(f"too many {self.what}", wait_s)
+            raise rate_limited(f"too many {self.what}", wait_s)
 
     def __len__(self) -> int:
         return len(self._buckets)
@@ -132,7 +132,7 @@ class Quotas:
         self.address_connections = Slots(limits.connections_per_address)
 
 
-def refusal(what: str, wait_s: float) -> ProtocolError:
+def rate_limited(what: str, wait_s: float) -> ProtocolError:
     """``rate_limited``, with ``retry_after_s`` (whole seconds, at least 1) for the client."""
     return ProtocolError(ErrorCode.RATE_LIMITED, what, retry_after_s=max(1, math.ceil(wait_s)))
 

@@ -25,18 +25,18 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 from server import metrics
 from server.core.context import Handlers
 from server.core.hub import Hub, encode
-from server.core.quotas import address_key, refusal
+from server.core.quotas import address_key, rate_limited
 from server.core.services import Services
 from server.core.timing import sleep_until
 from server.edge.protocol import REQUESTS
 from server.edge.security import BrowserPolicy, arrival_port
 from server.edge.session import Authenticate, Call, Session
+from server.edge.ws_transport import SEND_NOW
 from server.errors import ProtocolError
 from server.logs import CONNECTION, REQUEST, next_connection_id
 from server.storage import queries
 from server.storage.faults import brief, is_unavailable
 from server.vocabulary import CloseCode, ConnectionState, ErrorCode
-from server.ws_transport import SEND_NOW
 
 log = logging.getLogger(__name__)
 MAX_QUEUED_FRAMES = 256  # a watcher this far behind is disconnected
@@ -46,7 +46,7 @@ AUTH_POLL_S = 0.5  # the auth deadline is checked on the injected clock at least
 
 
 def send_now(websocket: WebSocket) -> Callable[[str], bool] | None:
-    """The transport's own frame writer, where it offers one (:data:`server.ws_transport.SEND_NOW`)."""
+    """The transport's own frame writer, where it offers one (:data:`server.edge.ws_transport.SEND_NOW`)."""
     extension = (websocket.scope.get("extensions") or {}).get(SEND_NOW)
     return extension["write"] if extension else None
 
@@ -215,7 +215,7 @@ class Connection:
             self._held_address = self._address
             return
         cap = self.quotas.limits.connections_per_address
-        self.session.refuse_connection(refusal(f"more than {cap} connections from this address", 1))
+        self.session.refuse_connection(rate_limited(f"more than {cap} connections from this address", 1))
 
     def _release_slots(self) -> None:
         if self._held_address is not None:
@@ -271,7 +271,7 @@ class Connection:
             self.session.bad_token(request)
         elif not self.quotas.player_connections.acquire(player.id):
             cap = self.quotas.limits.connections_per_player
-            error = refusal(f"more than {cap} connections of this player", 1)
+            error = rate_limited(f"more than {cap} connections of this player", 1)
             self.session.refuse_connection(error, request.request_id)
         else:
             self._held_player = player.id
@@ -282,23 +282,23 @@ class Connection:
         try:
             reply = await self.handlers[call.kind](self, call.fields)
         except ProtocolError as exc:
-            metrics.refusal(exc.code).inc()
+            metrics.refusals_of(exc.code).inc()
             self.session.refuse(call.request_id, exc)
             return
         except Exception as exc:
             if is_unavailable(exc):
                 log.warning("request %r: the database is unavailable (%s)", call.kind, brief(exc))
-                metrics.refusal(UNAVAILABLE.code).inc()
+                metrics.refusals_of(UNAVAILABLE.code).inc()
                 self.session.refuse(call.request_id, UNAVAILABLE)
                 return
             log.exception("request %r failed", call.kind)
             error = ProtocolError(ErrorCode.INTERNAL, "the server failed; nothing was changed")
-            metrics.refusal(error.code).inc()
+            metrics.refusals_of(error.code).inc()
             self.session.refuse(call.request_id, error)
             return
         finally:
             REQUEST.reset(token)
-        metrics.request(call.kind).inc()
+        metrics.requests_of(call.kind).inc()
         self.session.answer(call.request_id, reply)
 
 

@@ -12,7 +12,9 @@ from server.core.context import Peers
 from server.core.games import LiveGame
 from server.core.quotas import address_key
 from server.core.services import Services
-from server.edge.http import int_param, json_body, player_from_header, route, viewer_from_header
+from server.edge.auth import player_from_header, viewer_from_header
+from server.edge.inputs import int_param, json_body
+from server.edge.openapi import route
 from server.errors import ProtocolError
 from server.features.dailies.model import check_unsealed, day_of
 from server.features.names.model import clean_name
@@ -20,15 +22,6 @@ from server.storage import queries
 from server.vocabulary import ErrorCode, PlayerKind
 
 TAKEN = "name is taken: another player's reads the same (ignoring case and lookalike letters)"
-
-
-def check_name(value: Any) -> str:
-    """A requested name in its stored form, or ``bad_message`` (field ``name``) naming the rule it
-    breaks: NFKC, no control, format (zero-width, bidi), surrogate, private-use or unassigned
-    characters, whitespace trimmed and collapsed, 1-24 graphemes, not ``Guest-…``; and unique,
-    which the database checks (:data:`TAKEN`). The whole rule: :mod:`server.features.names.model`.
-    """
-    return clean_name(value)
 
 
 def final_summary(live: LiveGame) -> dict[str, Any]:
@@ -76,7 +69,7 @@ class Players:
 
     async def create_player(self, request: Request) -> Response:
         body = await json_body(request)
-        name = check_name(body["name"]) if body.get("name") is not None else None
+        name = clean_name(body["name"]) if body.get("name") is not None else None
         kind = PlayerKind.BOT if body.get("bot") else PlayerKind.HUMAN
         address = address_key(request.client.host if request.client else None)
         if address is not None:
@@ -105,7 +98,7 @@ class Players:
 
     async def rename_me(self, request: Request) -> Response:
         player_id = await player_from_header(request, self.services.sessions)
-        name = check_name((await json_body(request)).get("name"))
+        name = clean_name((await json_body(request)).get("name"))
         try:
             async with self.services.sessions() as session:
                 await queries.rename_player(session, player_id, name)

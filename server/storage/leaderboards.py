@@ -175,10 +175,6 @@ def ties_part(code: str, key: int, player_id: str, kind: str = PlayerKind.HUMAN)
     return query.scalar_subquery()
 
 
-async def count_better(conn: AsyncConnection, code: str, key: int, kind: str = PlayerKind.HUMAN) -> int:
-    return sum(int(part) for part in (await conn.execute(select(*better_parts(code, key, kind)))).one())
-
-
 async def position(
     conn: AsyncConnection, code: str, key: int, player_id: str, kind: str = PlayerKind.HUMAN
 ) -> tuple[int, int]:

@@ -118,15 +118,6 @@ async def game_actions(session: AsyncSession, game_id: str) -> Sequence[ActionRo
     return result.scalars().all()
 
 
-async def player_games_on_code(session: AsyncSession, player_id: str, code: str) -> Sequence[GameRow]:
-    result = await session.execute(
-        select(GameRow)
-        .where(GameRow.player_id == player_id, GameRow.code == code)
-        .order_by(GameRow.created_ms)
-    )
-    return result.scalars().all()
-
-
 async def live_games(session: AsyncSession, limit: int, today: str) -> Sequence[Any]:
     """Open games that have started, most recently active first, with their owners' names;
     a daily challenge's games only once their day (``daily_day``) is before ``today``."""
@@ -139,7 +130,3 @@ async def live_games(session: AsyncSession, limit: int, today: str) -> Sequence[
         .limit(limit)
     )
     return result.all()
-
-
-def row_to_dict(row: Any) -> dict[str, Any]:
-    return {c.key: getattr(row, c.key) for c in row.__table__.columns}

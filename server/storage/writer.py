@@ -16,13 +16,10 @@ durable before it is acknowledged, yet the commit count grows with load far
 slower than the action count. Nothing waits to fill a batch: a batch is what
 arrived while the previous commit was on disk.
 
-On SQLite the usual batch (actions, game rows, new games) is written by
-:class:`SqliteBatches` on a connection of its own in one thread, in one hop:
-through SQLAlchemy's async driver every statement, the begin and the commit
-were each a round trip between threads, and the per-row parameter handling
-ran on the event loop. Batches that carry ``extras`` (a finished game's
-leaderboard entry and the like) go through SQLAlchemy, since the extras are
-written with it.
+The usual batch (actions, game rows, new games) goes the direct way of its
+database (:func:`direct_batches`: ``sqlite_batches``, ``pg_batches``).
+Batches that carry ``extras`` (a finished game's leaderboard entry and the
+like) go through SQLAlchemy, since the extras are written with it.
 """
 
 from __future__ import annotations
@@ -30,22 +27,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import sqlite3
 import time
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from sqlalchemy import Table, bindparam, insert, select, tuple_, update
-from sqlalchemy.engine import make_url
+from sqlalchemy import bindparam, insert, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from server.metrics import COMMIT_BATCH, COMMIT_SECONDS
-from server.storage.db import LOCK_WAIT_S, SQLITE_PRAGMAS
 from server.storage.faults import StorageInDoubt, StorageUnavailable, brief, is_unavailable
 from server.storage.models import GAME_STATE_COLUMNS, ActionRow, GameRow
 from server.storage.pg_batches import PgBatches, Rows
+from server.storage.sqlite_batches import SqliteBatches
 
 log = logging.getLogger(__name__)
 
@@ -300,85 +294,6 @@ def batch_rows(batch: list[Write]) -> tuple[Rows, Rows, Rows]:
         if write.game is not None:
             latest[write.game["id"]] = write.game
     return new_games, actions, list(latest.values())
-
-
-def _insert_sql(table: Table) -> str:
-    columns = [column.name for column in table.columns]
-    names = ", ".join(columns)
-    values = ", ".join(f":{name}" for name in columns)
-    return f"INSERT INTO {table.name} ({names}) VALUES ({values})"
-
-
-_SQLITE_INSERT_GAME = _insert_sql(GameRow.__table__)  # type: ignore[arg-type]
-_SQLITE_INSERT_ACTION = _insert_sql(ActionRow.__table__)  # type: ignore[arg-type]
-_SQLITE_UPDATE_GAME = "UPDATE games SET {} WHERE id = :id".format(
-    ", ".join(f"{name} = :{name}" for name in GAME_STATE_COLUMNS)
-)
-
-
-class SqliteBatches:
-    """Writes a whole batch in one transaction on its own SQLite connection and thread."""
-
-    def __init__(self, path: str) -> None:
-        self._path = path
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-writer")
-        self._conn: sqlite3.Connection | None = None
-
-    @classmethod
-    def for_engine(cls, engine: AsyncEngine) -> SqliteBatches | None:
-        """The direct path for a file-backed SQLite engine; None for anything else."""
-        url = make_url(str(engine.url))
-        if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
-            return None
-        return cls(str(url.database))
-
-    async def write(self, new_games: Rows, actions: Rows, games: Rows, fences: dict[str, int]) -> set[str]:
-        if fences:
-            raise ValueError("SQLite serves one instance: its writes are never fenced")
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._thread, self._write_sync, new_games, actions, games)
-        return set()
-
-    def _write_sync(self, new_games: Rows, actions: Rows, games: Rows) -> None:
-        conn = self._connection()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            if new_games:
-                conn.executemany(_SQLITE_INSERT_GAME, new_games)
-            if actions:
-                conn.executemany(_SQLITE_INSERT_ACTION, actions)
-            if games:
-                conn.executemany(_SQLITE_UPDATE_GAME, games)
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:  # SQLite may have rolled back already (an I/O error at COMMIT)
-                conn.execute("ROLLBACK")
-            raise
-
-    async def probe(self) -> None:
-        await asyncio.get_running_loop().run_in_executor(self._thread, self._probe_sync)
-
-    def _probe_sync(self) -> None:
-        conn = self._connection()
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute("ROLLBACK")
-
-    def _connection(self) -> sqlite3.Connection:
-        if self._conn is None:  # opened in the writer thread, which alone uses it
-            conn = sqlite3.connect(self._path, timeout=LOCK_WAIT_S, isolation_level=None)
-            for pragma in SQLITE_PRAGMAS:
-                conn.execute(f"PRAGMA {pragma}")
-            self._conn = conn
-        return self._conn
-
-    async def close(self) -> None:
-        def close_sync() -> None:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-
-        await asyncio.get_running_loop().run_in_executor(self._thread, close_sync)
-        self._thread.shutdown(wait=True)
 
 
 def settle(batch: list[Write], error: Exception | None) -> None:

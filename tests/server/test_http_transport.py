@@ -1,4 +1,4 @@
-"""Half-sent requests cannot lock anyone out (server/http_transport.py).
+"""Half-sent requests cannot lock anyone out (server/edge/http_transport.py).
 
 Two thousand raw sockets each send the start of a WebSocket upgrade and then
 nothing (slowloris) while a real client plays and ``/health`` answers; after
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from server.config import Settings
-from server.http_transport import ExhaustionFilter, OncePer, connection_cap
+from server.edge.http_transport import ExhaustionFilter, OncePer, connection_cap
 from tests.support import Client, ahttp, new_player, running_server
 
 HALF_OPEN = 2000

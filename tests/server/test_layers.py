@@ -35,7 +35,7 @@ def rank(module: str) -> int:
     top = parts[0]
     if top in ("app", "cli"):
         return COMPOSITION
-    if top in ("edge", "ws_transport", "http_transport"):
+    if top == "edge":
         return EDGE
     if top == "core":
         return CORE

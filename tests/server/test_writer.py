@@ -17,7 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from server.storage.db import make_engine, migrate
 from server.storage.models import ActionRow, GameRow, Player
 from server.storage.pg_batches import PgBatches
-from server.storage.writer import GroupWriter, SqliteBatches, Write
+from server.storage.sqlite_batches import SqliteBatches
+from server.storage.writer import GroupWriter, Write
 from tests.support import game_values
 
 

@@ -1,6 +1,6 @@
 """The WebSocket implementations the server can run on, over real sockets.
 
-The default ("buffered", server/ws_transport.py) stops reading a socket only
+The default ("buffered", server/edge/ws_transport.py) stops reading a socket only
 when 16 messages wait for the app; a pipelining client must still get every
 answer, in order, after reading stopped and resumed. uvicorn's own
 implementations stay selectable with ``--ws`` and must keep working.
@@ -17,7 +17,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 
 from server.config import Limits, Settings
-from server.ws_transport import FEED_BYTES, READ_HIGH_WATER
+from server.edge.ws_transport import FEED_BYTES, READ_HIGH_WATER
 from tests.support import Client, new_player, running_server
 
 IMPLS = ["buffered", "websockets", "websockets-sansio"]

@@ -1,4 +1,4 @@
-"""server/ws_transport.py and server/http_transport.py subclass uvicorn's private protocols
+"""server/edge/ws_transport.py and server/edge/http_transport.py subclass uvicorn's private protocols
 (its sans-I/O WebSocket protocol, its httptools HTTP protocol).
 
 Private API can change in any release: the installed uvicorn must be one the
@@ -21,8 +21,8 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from uvicorn.server import ServerState
 
-from server import http_transport, ws_transport
-from server.ws_transport import (
+from server.edge import http_transport, ws_transport
+from server.edge.ws_transport import (
     TESTED_UVICORN,
     UVICORN_PRIVATE_NAMES,
     UVICORN_PROTOCOL_ATTRIBUTES,
@@ -36,7 +36,7 @@ def test_installed_uvicorn_is_in_the_tested_range() -> None:
     installed = version("uvicorn")
     tested = SpecifierSet(",".join(TESTED_UVICORN))
     assert installed in tested, (
-        f"uvicorn {installed} is outside {tested}, the range server/ws_transport.py was tested with: "
+        f"uvicorn {installed} is outside {tested}, the range server/edge/ws_transport.py was tested with: "
         "run tests/server/test_ws_transport.py on it, then widen TESTED_UVICORN and pyproject.toml"
     )
 

@@ -8,7 +8,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute
 
 from server.core.quotas import address_key
-from server.edge.http import json_body, route
+from server.edge.inputs import json_body
+from server.edge.openapi import route
 from server.errors import ProtocolError
 from server.features.accounts.model import session_label
 from server.features.accounts.service import Accounts

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute
 
-from server.edge.http import route
+from server.edge.openapi import route
 from server.errors import ProtocolError
 from server.features.dailies.model import DAY_MS, day_start_ms, parse_day
 from server.features.dailies.service import Challenge, Dailies

@@ -18,7 +18,8 @@ from starlette.routing import BaseRoute
 
 from server.core import topics
 from server.core.context import Caller, Handlers
-from server.edge.http import int_param, route
+from server.edge.inputs import int_param
+from server.edge.openapi import route
 from server.errors import ProtocolError, code_or_error
 from server.features.dailies.model import family_of, parse_day
 from server.features.dailies.service import Dailies

@@ -11,7 +11,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute
 
-from server.edge.http import int_param, json_body, route
+from server.edge.inputs import int_param, json_body
+from server.edge.openapi import route
 from server.errors import ProtocolError
 from server.features.moderation.service import Admin, Moderation
 from server.features.names.model import clean_name

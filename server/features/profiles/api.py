@@ -8,7 +8,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute
 
-from server.edge.http import int_param, route
+from server.edge.inputs import int_param
+from server.edge.openapi import route
 from server.errors import ProtocolError
 from server.features.accounts.service import Accounts
 from server.features.profiles.model import HISTORY_RESULTS, HistoryFilter

@@ -10,7 +10,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute
 
 from server.clock import Clock
-from server.edge.http import route, viewer_from_header
+from server.edge.auth import viewer_from_header
+from server.edge.openapi import route
 from server.errors import ProtocolError
 from server.features.dailies.model import check_unsealed, is_sealed
 from server.features.replays.model import report

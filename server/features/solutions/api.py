@@ -11,7 +11,8 @@ from starlette.routing import BaseRoute
 
 from server.core.context import Caller, Handlers
 from server.core.games import GameService
-from server.edge.http import route, viewer_from_header
+from server.edge.auth import viewer_from_header
+from server.edge.openapi import route
 from server.features.solutions.service import Solutions
 
 

@@ -66,7 +66,7 @@ READ_LOW_WATER = 4  # reading resumes once no more than this many wait
 FEED_BYTES = 4096  # parsed at a time; the rest of a read waits while the app is behind
 
 IMPL_NAME = "buffered"
-IMPL_PATH = "server.ws_transport:BufferedWebSocketProtocol"
+IMPL_PATH = "server.edge.ws_transport:BufferedWebSocketProtocol"
 IMPL_CHOICES = (IMPL_NAME, "websockets", "websockets-sansio")  # the last two: uvicorn's own
 
 
