@@ -50,7 +50,7 @@ from server.storage import queries
 from server.storage.db import ping
 from server.storage.faults import brief, is_unavailable
 from server.storage.writer import GroupWriter
-from server.vocabulary import ErrorCode
+from wire import ErrorCode
 
 log = logging.getLogger(__name__)
 UNAVAILABLE = ProtocolError(ErrorCode.UNAVAILABLE, "the database is unavailable; try again shortly")

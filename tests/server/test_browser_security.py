@@ -25,10 +25,10 @@ from websockets.typing import Origin
 from server.cli import READY_LINE, build_parser, settings_from_args
 from server.config import Settings, origin_of
 from server.edge.security import BrowserPolicy
-from server.vocabulary import CloseCode
 from server.ws_transport import IMPL_CHOICES
 from tests import processes
 from tests.support import free_port, running_server
+from wire import CloseCode
 
 HEADERS = {
     "x-content-type-options": "nosniff",
