@@ -2,7 +2,7 @@
 
 Errors use the same codes as the WebSocket protocol,
 ``{"error": {"code": …, "message": …}}``, with the status each
-:class:`~server.vocabulary.ErrorCode` names; this holds for unknown ``/api``
+:class:`~wire.ErrorCode` names; this holds for unknown ``/api``
 paths and wrong methods too, never a plain-text page.
 
 Input is checked here, from the published ``openapi.json``, before a handler
