@@ -4,6 +4,7 @@ COPY pyproject.toml README.md alembic.ini ./
 COPY engine engine
 COPY server server
 COPY client client
+COPY wire wire
 COPY migrations migrations
 RUN pip install --no-cache-dir .
 ENV SOLITAIRE_HOST=0.0.0.0 SOLITAIRE_PORT=8000

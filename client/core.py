@@ -31,9 +31,9 @@ from client.errors import AuthError, ConnectionLostError, GameOverError, error_f
 from client.game import ActionLike, GameHandle, to_action
 from client.http import DEFAULT_SERVER, HttpApi, websocket_url
 from client.models import Credentials, Player, Result
+from wire import PROTOCOL_VERSION
 
 log = logging.getLogger(__name__)
-PROTOCOL_VERSION = 1
 # Requests whose repetition is harmless, so they are resent after a reconnect.
 RESENDABLE = frozenset(
     {

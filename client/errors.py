@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from client.models import GameState
-from server.vocabulary import ErrorCode
+from wire import ErrorCode
 
 
 class SolitaireError(Exception):

@@ -11,19 +11,24 @@ from dataclasses import dataclass
 from typing import Any
 
 from client.models import GameState
+from engine.hearts import HEART_ROWS
 
 SUIT_SYMBOLS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
 RED_SUITS = ("H", "D")
-# The heart's geometry (docs/protocol.md, Deals): x centre of each position, in half-card widths.
-HEART_ROWS: tuple[tuple[tuple[int, int], ...], ...] = (
-    ((1, 1), (2, 3), (3, 7), (4, 9)),
-    ((5, 0), (6, 2), (7, 4), (8, 6), (9, 8), (10, 10)),
-    ((11, 1), (12, 3), (13, 5), (14, 7), (15, 9)),
-    ((16, 2), (17, 4), (18, 6), (19, 8)),
-    ((20, 3), (21, 5), (22, 7)),
-    ((23, 4), (24, 6)),
-    ((25, 5),),
-)
+
+
+def _numbered(rows: tuple[tuple[int, ...], ...]) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """The engine's rows of centres as rows of (position, x): positions count row by row from 1."""
+    numbered: list[tuple[tuple[int, int], ...]] = []
+    first = 1
+    for xs in rows:
+        numbered.append(tuple(zip(range(first, first + len(xs)), xs, strict=True)))
+        first += len(xs)
+    return tuple(numbered)
+
+
+# The heart's geometry (docs/rules/deal.md): (position, x centre in half-card widths), row by row.
+HEART_POSITIONS = _numbered(HEART_ROWS)
 X_STEP = 3  # characters per half-card width
 
 
@@ -113,7 +118,7 @@ def render_heart(state: GameState, style: Style) -> list[str]:
     by_pos = {entry["pos"]: entry for entry in board["heart"]}
     framed = set(hints.get("framed", []))
     lines = []
-    for row in HEART_ROWS:
+    for row in HEART_POSITIONS:
         cards = [
             (x * X_STEP + 2, _heart_token(by_pos[p], board["selection"], framed, style), 4) for p, x in row
         ]

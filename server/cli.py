@@ -306,7 +306,7 @@ async def run_admin(args: argparse.Namespace, database_url: str) -> Any:
     from server.features.moderation.service import Moderation
     from server.features.names.model import clean_name
     from server.storage.db import make_engine, migrate, sessionmaker
-    from server.vocabulary import Standing
+    from wire import Standing
 
     await migrate(database_url)
     engine = make_engine(database_url)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine import CodeError, GameCode, parse_code
-from server.vocabulary import ErrorCode
+from wire import ErrorCode
 
 
 class ProtocolError(Exception):

@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 _TREES: dict[Path, ast.Module] = {
     path: ast.parse(path.read_text(encoding="utf-8"), str(path))
-    for package in ("engine", "server", "client")
+    for package in ("engine", "server", "client", "wire")
     for path in sorted((ROOT / package).rglob("*.py"))
 }
 

@@ -22,7 +22,6 @@ from server.clock import wall_clock_ms
 from server.config import Settings
 from server.core.backoff import in_memory
 from server.edge.protocol import REQUESTS
-from server.vocabulary import ErrorCode
 from tests import sources
 from tests.contract import (
     BASE,
@@ -34,6 +33,7 @@ from tests.contract import (
     registry,
 )
 from tests.support import Client, ahttp
+from wire import ErrorCode
 
 ROOT = Path(__file__).resolve().parent.parent
 ASYNCAPI = load("asyncapi.json")

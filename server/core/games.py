@@ -33,7 +33,7 @@ from server.storage.faults import StorageInDoubt, StorageUnavailable
 from server.storage.leases import StorageFenced
 from server.storage.models import GameRow
 from server.storage.writer import Write
-from server.vocabulary import ErrorCode
+from wire import ErrorCode
 
 IDLE_GAP_CAP_MS = 60_000
 MAX_GAP_MS = 2**32 - 1  # a think-time gap is kept in 32 bits (49 days)

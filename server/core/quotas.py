@@ -16,7 +16,7 @@ from collections.abc import Hashable
 from server.clock import Clock
 from server.config import Limits
 from server.errors import ProtocolError
-from server.vocabulary import ErrorCode
+from wire import ErrorCode
 
 
 class TokenBucket:

@@ -7,7 +7,7 @@ from starlette.requests import Request
 
 from server.errors import ProtocolError
 from server.storage import queries
-from server.vocabulary import ErrorCode
+from wire import ErrorCode
 
 
 async def player_from_header(request: Request, sessions: async_sessionmaker[AsyncSession]) -> str:

@@ -1,6 +1,6 @@
 """The HTTP error envelope: ``{"error": {"code": …, "message": …}}``, as on the WebSocket.
 
-Each :class:`~server.vocabulary.ErrorCode` names its status; unknown ``/api``
+Each :class:`~wire.ErrorCode` names its status; unknown ``/api``
 paths and wrong methods get the envelope too, never a plain-text page.
 """
 
@@ -14,7 +14,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from server.core.hub import encode
 from server.errors import ProtocolError
-from server.vocabulary import ErrorCode
+from wire import ErrorCode
 
 UNAVAILABLE = ProtocolError(ErrorCode.UNAVAILABLE, "the database is unavailable; try again shortly")
 INTERNAL = ProtocolError(ErrorCode.INTERNAL, "the server failed; nothing was changed")

@@ -13,7 +13,7 @@ from starlette.requests import Request
 
 from server.edge.protocol import check_fields, not_text, parse_json, printable, surrogate_in
 from server.errors import ProtocolError
-from server.vocabulary import ErrorCode
+from wire import ErrorCode
 
 MAX_BODY_BYTES = 4096
 WHOLE_NUMBER = re.compile(r"-?[0-9]{1,10}\Z", re.ASCII)

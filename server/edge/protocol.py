@@ -1,4 +1,4 @@
-"""Protocol version and request field rules (documented in docs/protocol.md).
+"""Supported protocol versions and request field rules (documented in docs/protocol.md).
 
 Requests are validated here, before anything touches a game, so a malformed
 message never reaches the engine or the database. The table they are checked
@@ -23,10 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from server.errors import ProtocolError
-from server.vocabulary import ErrorCode
+from wire import PROTOCOL_VERSION, ErrorCode
 
-PROTOCOL_VERSION = 1
-SUPPORTED_VERSIONS = (1,)
+SUPPORTED_VERSIONS = (PROTOCOL_VERSION,)
 
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "asyncapi.json"

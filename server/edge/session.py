@@ -32,9 +32,10 @@ from server.clock import Clock
 from server.config import Limits
 from server.core.hub import encode
 from server.core.quotas import TokenBucket
-from server.edge.protocol import PROTOCOL_VERSION, SUPPORTED_VERSIONS, parse_json, request_id, validate
+from server.edge.protocol import SUPPORTED_VERSIONS, parse_json, request_id, validate
 from server.errors import ProtocolError
-from server.vocabulary import CloseCode, ConnectionState, ErrorCode
+from server.vocabulary import ConnectionState
+from wire import PROTOCOL_VERSION, CloseCode, ErrorCode
 
 MUST_AUTH = "; the first message must be auth"
 FLOOD_REFUSAL_GAP_MS = 100  # id-less refused frames are answered at most this often

@@ -11,7 +11,7 @@ from starlette.types import Scope
 from server.edge.envelope import error_response
 from server.edge.openapi import SCHEMA_DIR
 from server.errors import ProtocolError
-from server.vocabulary import ErrorCode
+from wire import ErrorCode
 
 PUBLISHED_SCHEMAS = ("asyncapi.json", "openapi.json")
 

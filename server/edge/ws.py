@@ -36,7 +36,8 @@ from server.errors import ProtocolError
 from server.logs import CONNECTION, REQUEST, next_connection_id
 from server.storage import queries
 from server.storage.faults import brief, is_unavailable
-from server.vocabulary import CloseCode, ConnectionState, ErrorCode
+from server.vocabulary import ConnectionState
+from wire import CloseCode, ErrorCode
 
 log = logging.getLogger(__name__)
 MAX_QUEUED_FRAMES = 256  # a watcher this far behind is disconnected

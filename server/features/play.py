@@ -15,7 +15,7 @@ from server.errors import ProtocolError, code_or_error
 from server.features.dailies.model import check_unsealed
 from server.features.solutions.model import winnable_code
 from server.features.solutions.pool import SolverLost, SolverPool, refusal
-from server.vocabulary import ErrorCode
+from wire import ErrorCode
 
 REPLIES = ("full", "brief")
 

@@ -19,7 +19,7 @@ from server.errors import ProtocolError
 from server.features.dailies.model import check_unsealed, day_of
 from server.features.names.model import clean_name
 from server.storage import queries
-from server.vocabulary import ErrorCode, PlayerKind
+from wire import ErrorCode, PlayerKind
 
 TAKEN = "name is taken: another player's reads the same (ignoring case and lookalike letters)"
 

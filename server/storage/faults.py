@@ -8,7 +8,7 @@ import asyncpg
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from server.errors import ProtocolError
-from server.vocabulary import ErrorCode
+from wire import ErrorCode
 
 _PG_GONE = (asyncpg.PostgresConnectionError, asyncpg.InterfaceError, asyncpg.CannotConnectNowError)
 

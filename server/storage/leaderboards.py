@@ -39,7 +39,7 @@ from server.features.leaderboards.model import (
 )
 from server.storage.dialect import upsert
 from server.storage.models import LeaderboardCount, LeaderboardEntry, Player
-from server.vocabulary import LISTED_STANDINGS, PlayerKind, Standing
+from wire import LISTED_STANDINGS, PlayerKind, Standing
 
 T = LeaderboardEntry.__table__
 C = LeaderboardCount.__table__

@@ -7,7 +7,8 @@ import re
 import pytest
 
 from client import cli
-from client.commands import HELP
+from client.cli.format import plural, table
+from client.cli.prompt import HELP
 from client.models import GameState
 from client.render import Style, card_count, render
 
@@ -29,7 +30,7 @@ def test_in_game_help_fits_in_80_columns(game: str) -> None:
 
 def test_one_card_is_not_cards() -> None:
     assert card_count(1) == "1 card" and card_count(0) == "0 cards" and card_count(24) == "24 cards"
-    assert cli.plural(1, "move") == "1 move" and cli.plural(3, "day") == "3 days"
+    assert plural(1, "move") == "1 move" and plural(3, "day") == "3 days"
 
 
 def test_the_stock_line_counts_its_cards() -> None:
@@ -61,9 +62,7 @@ def test_the_stock_line_counts_its_cards() -> None:
 
 
 def test_tables_label_every_column() -> None:
-    lines = cli.table(
-        ("rank", "player", "moves"), [("1.", "Ada", "120"), ("2.", "Grace Hopper", "7")], left=2
-    )
+    lines = table(("rank", "player", "moves"), [("1.", "Ada", "120"), ("2.", "Grace Hopper", "7")], left=2)
     assert lines[0].split() == ["rank", "player", "moves"]
     assert re.fullmatch(r"1\. +Ada +120", lines[1]) and lines[2].endswith("  7")
     assert len({len(line) for line in lines[1:]}) == 1  # numbers right-aligned under their label

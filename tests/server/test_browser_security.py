@@ -26,9 +26,9 @@ from server.cli import READY_LINE, build_parser, settings_from_args
 from server.config import Settings, origin_of
 from server.edge.security import BrowserPolicy
 from server.edge.ws_transport import IMPL_CHOICES
-from server.vocabulary import CloseCode
 from tests import processes
 from tests.support import free_port, running_server
+from wire import CloseCode
 
 HEADERS = {
     "x-content-type-options": "nosniff",

@@ -30,11 +30,11 @@ from server.features.solutions.service import DeadEnds
 from server.storage.db import make_engine, migrate
 from server.storage.faults import is_away
 from server.storage.models import ActionRow
-from server.vocabulary import ErrorCode
 from tests.conftest import create_pg_database, drop_pg_database, pg_database_url
 from tests.pgproxy import CommitCuttingProxy, commit_cutting_proxy
 from tests.server.competing import random_line
 from tests.support import Client, ahttp, new_player, running_server
+from wire import ErrorCode
 
 ROOT = Path(__file__).resolve().parents[2]
 

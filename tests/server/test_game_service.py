@@ -27,8 +27,8 @@ from server.core.hub import Hub
 from server.errors import ProtocolError
 from server.storage.faults import StorageInDoubt, StorageUnavailable
 from server.storage.writer import Write
-from server.vocabulary import ErrorCode
 from tests.support import ManualClock
+from wire import ErrorCode
 
 CODE = str(make_code("SH", "C4", 0))
 WIN: list[Action] = solve(CODE).actions or []  # the solver wins this deal in a few dozen nodes

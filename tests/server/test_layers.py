@@ -14,10 +14,12 @@ from tests import sources
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "server"
+WIRE = ROOT / "wire"
 
 # Lower numbers lie lower; a module may import only from its own rank or below.
 GROUND, MODELS, STORAGE, CORE, SERVICES, EDGE, COMPOSITION = range(1, 8)
 EDGE_FEATURES = {"play", "players"}  # features that are adapters only
+BELOW_SERVER = 0  # wire/: the protocol's vocabulary, shared with the clients; it imports no server module
 
 
 def module_name(path: Path) -> str:
@@ -29,6 +31,8 @@ def module_name(path: Path) -> str:
 
 def rank(module: str) -> int:
     """The layer of a server module, from where it lives and what it is."""
+    if module.split(".")[0] == "wire":
+        return BELOW_SERVER
     parts = module.split(".")[1:]
     if not parts or parts[0] in ("vocabulary", "errors", "clock", "config", "metrics", "logs"):
         return GROUND
@@ -53,11 +57,11 @@ def rank(module: str) -> int:
 
 
 def modules() -> dict[str, Path]:
-    return {module_name(p): p for p in SERVER.rglob("*.py")}
+    return {module_name(p): p for root in (SERVER, WIRE) for p in root.rglob("*.py")}
 
 
 def imports_of(path: Path, known: set[str]) -> Iterator[str]:
-    """Every server module a file imports (``from server.x import y`` may name module y)."""
+    """Every server or wire module a file imports (``from server.x import y`` may name module y)."""
     for node in ast.walk(sources.tree(path)):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
@@ -66,7 +70,7 @@ def imports_of(path: Path, known: set[str]) -> Iterator[str]:
         else:
             continue
         for name in names:
-            if name.startswith("server") and name in known:
+            if name.startswith(("server", "wire")) and name in known:
                 yield name
 
 
@@ -119,6 +123,31 @@ def test_the_engine_knows_nothing_of_the_server() -> None:
                 assert not node.module.startswith(("server", "client")), (path, node.module)
             if isinstance(node, ast.Import):
                 assert not any(a.name.startswith(("server", "client")) for a in node.names), path
+
+
+def top_level_imports(package: str) -> Iterator[tuple[Path, str]]:
+    """Every (file, top-level package) a package's files import, absolute imports only."""
+    for path in sources.files(package):
+        for node in ast.walk(sources.tree(path)):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                yield path, node.module.split(".")[0]
+            elif isinstance(node, ast.Import):
+                yield from ((path, alias.name.split(".")[0]) for alias in node.names)
+
+
+def test_wire_imports_none_of_the_project() -> None:
+    """The shared vocabulary stands alone: a client installs it without server or engine."""
+    above = ("server", "client", "engine")
+    found = [f"{path}: {top}" for path, top in top_level_imports("wire") if top in above]
+    assert not found, found
+    assert sources.files("wire"), "no wire sources found"
+
+
+def test_the_client_never_imports_the_server() -> None:
+    """client/ speaks the protocol through wire; it must install and run without server/."""
+    found = [f"{path}: {top}" for path, top in top_level_imports("client") if top == "server"]
+    assert not found, found
+    assert any(top == "wire" for _, top in top_level_imports("client")), "the client should use wire"
 
 
 def test_features_do_not_register_by_import() -> None:

@@ -7,8 +7,8 @@ import pytest
 from server.config import Limits, Settings
 from server.core.quotas import Quotas, Rate, Slots, TokenBucket, address_key
 from server.errors import ProtocolError
-from server.vocabulary import ErrorCode
 from tests.support import ManualClock
+from wire import ErrorCode
 
 
 def test_a_bucket_says_how_long_until_its_next_token() -> None:

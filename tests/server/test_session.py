@@ -13,8 +13,9 @@ from server.edge import session as session_module
 from server.edge.protocol import parse_json
 from server.edge.session import MAX_OWN_GAMES, Authenticate, Call, Session
 from server.errors import ProtocolError
-from server.vocabulary import CloseCode, ConnectionState, ErrorCode
+from server.vocabulary import ConnectionState
 from tests.support import ManualClock
+from wire import CloseCode, ErrorCode
 
 LIMITS = Limits(rate_per_s=10, burst=5, auth_timeout_s=10, max_watches=3)
 

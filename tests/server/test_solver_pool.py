@@ -25,8 +25,8 @@ from server.features.play import proven_code
 from server.features.solutions.model import winnable_among
 from server.features.solutions.pool import SolverLost, SolverPool
 from server.features.solutions.worker import HEAD, answer
-from server.vocabulary import ErrorCode
 from tests import processes
+from wire import ErrorCode
 
 ROOT = Path(__file__).resolve().parents[2]
 DEADLINE_S = 30.0

@@ -14,7 +14,7 @@ from server.errors import ProtocolError
 from server.features.accounts.model import session_label
 from server.features.accounts.service import Accounts
 from server.storage.accounts import Identity
-from server.vocabulary import ErrorCode
+from wire import ErrorCode
 
 
 def bearer(request: Request) -> str:

@@ -29,7 +29,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 
 from server.errors import ProtocolError
 from server.features.names.model import clean_name, graphemes, name_keys
-from server.vocabulary import ErrorCode
+from wire import ErrorCode
 
 USERNAME_MIN, USERNAME_MAX = 3, 24  # graphemes
 PASSWORD_MIN, PASSWORD_MAX = 10, 128  # characters (code points)

@@ -27,7 +27,7 @@ from server.features.accounts.model import (
 from server.storage import accounts as store
 from server.storage.accounts import Identity
 from server.storage.models import Account
-from server.vocabulary import ErrorCode
+from wire import ErrorCode
 
 ACCOUNT_FREE_FAILURES = 5  # per username, then each failure doubles the wait (1 s, 2 s, … 15 min)
 ADDRESS_FREE_FAILURES = 20  # per client address

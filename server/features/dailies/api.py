@@ -18,7 +18,7 @@ from server.edge.openapi import route
 from server.errors import ProtocolError
 from server.features.dailies.model import DAY_MS, day_start_ms, parse_day
 from server.features.dailies.service import Challenge, Dailies
-from server.vocabulary import ErrorCode
+from wire import ErrorCode
 
 
 def challenge_json(challenge: Challenge, sealed: bool) -> dict[str, Any]:

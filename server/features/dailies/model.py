@@ -19,7 +19,7 @@ from engine import GameCode
 from engine.codes import MAX_SEED, make_code
 from engine.vocabulary import Status
 from server.errors import ProtocolError
-from server.vocabulary import ErrorCode
+from wire import ErrorCode
 
 FAMILIES = ("HH1-N", "SH1-C4", "SH1-C2", "SH1-C1")
 DAY_MS = 86_400_000

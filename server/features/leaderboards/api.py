@@ -25,7 +25,7 @@ from server.features.dailies.model import family_of, parse_day
 from server.features.dailies.service import Dailies
 from server.features.leaderboards.model import DEFAULT_LIMIT, DEFAULT_RADIUS, MAX_LIMIT, MAX_RADIUS
 from server.storage.leaderboards import around, top, with_flagged
-from server.vocabulary import ErrorCode, PlayerKind
+from wire import ErrorCode, PlayerKind
 
 INCLUDES = ("flagged",)
 

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import Row
 
 from server.errors import ProtocolError
-from server.vocabulary import ErrorCode
+from wire import ErrorCode
 
 # sort_key layout, most significant first (63 bits, always positive):
 # 1 bit "not won" | 6 bits 63 - progress | 20 bits moves | 36 bits elapsed ms.

@@ -23,7 +23,7 @@ from server.features.leaderboards.model import sort_key
 from server.features.screening.model import flag_reasons, time_signals
 from server.storage.leaderboards import around, record
 from server.storage.screening import insert_signals, player_kind
-from server.vocabulary import PlayerKind, Standing
+from wire import PlayerKind, Standing
 
 
 def counts(live: LiveGame) -> bool:

@@ -16,7 +16,7 @@ from server.edge.openapi import route
 from server.errors import ProtocolError
 from server.features.moderation.service import Admin, Moderation
 from server.features.names.model import clean_name
-from server.vocabulary import ErrorCode, Standing
+from wire import ErrorCode, Standing
 
 MAX_PAGE = 200
 

@@ -6,7 +6,8 @@ from typing import Any
 
 from sqlalchemy import Row
 
-from server.vocabulary import AuditAction, Standing
+from server.vocabulary import AuditAction
+from wire import Standing
 
 REVIEWS: dict[str, tuple[Standing, AuditAction]] = {
     "confirm": (Standing.CONFIRMED, AuditAction.CONFIRM_FLAG),

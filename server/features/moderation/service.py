@@ -18,7 +18,8 @@ from server.storage import moderation as store
 from server.storage import queries
 from server.storage.leaderboards import hide_player, set_standing
 from server.storage.screening import entries_in
-from server.vocabulary import LISTED_STANDINGS, AuditAction, ErrorCode, Standing
+from server.vocabulary import AuditAction
+from wire import LISTED_STANDINGS, ErrorCode, Standing
 
 Admin = tuple[str, str]  # (id, name) of the operator acting
 

@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from server.errors import ProtocolError
-from server.vocabulary import ErrorCode
+from wire import ErrorCode
 
 MAX_GRAPHEMES = 24
 MAX_CODE_POINTS = 32  # players.name is VARCHAR(32)

@@ -14,7 +14,7 @@ from server.errors import ProtocolError
 from server.features.accounts.service import Accounts
 from server.features.profiles.model import HISTORY_RESULTS, HistoryFilter
 from server.features.profiles.service import Profiles
-from server.vocabulary import ErrorCode
+from wire import ErrorCode
 
 VARIANT = re.compile(r"\A(HH|SH)1-[A-Z0-9]{1,4}\Z")
 GAMES = {"HH": "HH", "SH": "SH", "HEART_TO_HEART": "HH", "SEAHAVEN": "SH"}

@@ -18,7 +18,7 @@ from typing import Any
 from engine.vocabulary import Result
 from server.errors import ProtocolError
 from server.features.dailies.model import FAMILIES
-from server.vocabulary import ErrorCode
+from wire import ErrorCode
 
 PERCENTILE_BUCKETS = 101  # whole percentiles 0..100
 DAILY_RESULTS = frozenset({Result.WON, Result.RESIGNED})  # a daily the player finished themselves

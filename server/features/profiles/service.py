@@ -31,7 +31,7 @@ from server.storage import profiles as store
 from server.storage import queries
 from server.storage.faults import brief, is_unavailable
 from server.storage.replays import stored_game
-from server.vocabulary import ErrorCode
+from wire import ErrorCode
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from server.errors import ProtocolError
 from server.features.play import code_from_fields
 from server.features.races.model import DEFAULT_COUNTDOWN_S, MAX_COUNTDOWN_S, RaceState
 from server.features.races.service import Races
-from server.vocabulary import ErrorCode, RaceStatus
+from wire import ErrorCode, RaceStatus
 
 OVER = (RaceStatus.FINISHED, RaceStatus.CANCELLED)  # nothing more is pushed for these
 

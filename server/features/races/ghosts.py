@@ -32,7 +32,7 @@ from server.core.timing import sleep_until
 from server.errors import ProtocolError
 from server.features.profiles.service import Profiles
 from server.storage import queries
-from server.vocabulary import ErrorCode
+from wire import ErrorCode
 
 MAX_RUNS = 10_000  # ghost races held at once by this server; the oldest finished first go
 

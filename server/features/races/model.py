@@ -12,7 +12,7 @@ from typing import Any
 from engine import GameCode
 from engine.registry import rules_for
 from engine.vocabulary import FINAL_RESULTS
-from server.vocabulary import RaceStatus
+from wire import RaceStatus
 
 MAX_RACERS = 16
 DEFAULT_COUNTDOWN_S, MAX_COUNTDOWN_S = 5, 60

@@ -31,7 +31,7 @@ from server.errors import ProtocolError
 from server.features.races.model import JOINABLE, MAX_RACERS, Progress, Racer, RaceState
 from server.storage import queries
 from server.storage import races as store
-from server.vocabulary import ErrorCode, RaceEvent, RaceStatus
+from wire import ErrorCode, RaceEvent, RaceStatus
 
 RETAIN_FINISHED_MS = 600_000  # a finished race stays in memory this long (then it is read back)
 

@@ -16,7 +16,7 @@ from server.errors import ProtocolError
 from server.features.dailies.model import check_unsealed, is_sealed
 from server.features.replays.model import report
 from server.storage.replays import stored_game
-from server.vocabulary import ErrorCode
+from wire import ErrorCode
 
 
 class ReplaysApi:

@@ -31,7 +31,7 @@ from typing import ParamSpec, TypeVar, cast
 
 from server.errors import ProtocolError
 from server.features.solutions.worker import HEAD, frame
-from server.vocabulary import ErrorCode
+from wire import ErrorCode
 
 P = ParamSpec("P")
 R = TypeVar("R")

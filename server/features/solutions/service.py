@@ -45,7 +45,7 @@ from server.features.solutions.model import (
     solve_deal,
 )
 from server.features.solutions.pool import SolverLost, SolverPool, refusal
-from server.vocabulary import ErrorCode
+from wire import ErrorCode
 
 log = logging.getLogger(__name__)
 DUTY = 0.25  # the dead-end prover solves at most this share of the time (its process shares the cores)

@@ -1,4 +1,4 @@
-"""The play command's short commands, turned into protocol actions.
+"""What the player types at the play prompt (``> ``), turned into protocol actions.
 
 Heart to Heart: ``t 25`` (touch heart:25), ``t w`` / ``t s`` (waste, stock),
 ``p 3 7`` / ``p 25 w`` (pair), ``d`` (draw). Seahaven: ``t c3`` (tap),
