@@ -87,6 +87,18 @@ WASTE_PAIR_POINTS = 10  # HH-19: the waste card scores nothing
 SAME_RANK = "Must be the same rank"
 NO_MORE_MOVES = "No more possible moves"
 
+# deal.md, "The heart's geometry": each row's card centres, in half card widths, from the top
+# (positions 1..25 row by row); the one layout every drawing of the heart reads.
+HEART_ROWS: tuple[tuple[int, ...], ...] = (
+    (1, 3, 7, 9),
+    (0, 2, 4, 6, 8, 10),
+    (1, 3, 5, 7, 9),
+    (2, 4, 6, 8),
+    (3, 5, 7),
+    (4, 6),
+    (5,),
+)
+
 # deal.md: "Covered by" table, positions 1..25 -> the positions covering them.
 COVERED_BY: dict[int, tuple[int, ...]] = {
     1: (5, 6), 2: (6, 7), 3: (8, 9), 4: (9, 10),
