@@ -381,7 +381,7 @@ export class RacePages {
     const link = linkTo("race", race.id);
     this.section.dataset.raceStatus = race.status;
     const parts = [
-      el("h2", { id: "races-title" }, t("races.race_on", { code: race.code })),
+      el("h2", { id: "race-title" }, t("races.race_on", { code: race.code })),
       el("p", { class: "race-status", id: "race-status", role: "status" }, this.statusText()),
       el(
         "div",
