@@ -6,11 +6,11 @@ the same facts the server keeps. Each has one source, and the module is
 written from it when the app is made, never by hand:
 
 - shapes, patterns and bounds: the AsyncAPI document (``server/schema``),
-  through :mod:`server.edge.protocol`;
+  through :mod:`server.edge.protocol`, and the OpenAPI one (a body's field
+  through :data:`server.edge.http.OPERATIONS`, a query's ``limit`` as written);
 - the protocol version: :data:`server.edge.protocol.PROTOCOL_VERSION`;
 - close codes: :class:`server.vocabulary.CloseCode`;
 - the heart's layout and the idle gap's cap: the engine;
-- query bounds (``limit``): the OpenAPI document, read here as written;
 - the daily families, the username and password rules and a race's default countdown:
   their features' models.
 
@@ -41,8 +41,8 @@ from server.vocabulary import CloseCode
 PATH = "/js/facts.js"
 MEDIA_TYPE = "text/javascript; charset=utf-8"
 HEADER = (
-    "// Written by the server at start (server/edge/facts.py) from the schema, the engine and\n"
-    "// the server's enums: every value here has its one source there.\n"
+    "// Written by the server at start (server/edge/facts.py) from the schemas, the enums, the\n"
+    "// engine and the models: every value here has its one source there.\n"
 )
 
 FROZEN = """
