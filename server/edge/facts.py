@@ -7,7 +7,7 @@ written from it when the app is made, never by hand:
 
 - shapes, patterns and bounds: the AsyncAPI document (``server/schema``),
   through :mod:`server.edge.protocol`, and the OpenAPI one (a body's field
-  through :data:`server.edge.http.OPERATIONS`, a query's ``limit`` as written);
+  through :data:`server.edge.openapi.OPERATIONS`, a query's ``limit`` as written);
 - the protocol version: :data:`server.edge.protocol.PROTOCOL_VERSION`;
 - close codes: :class:`server.vocabulary.CloseCode`;
 - the heart's layout and the idle gap's cap: the engine;
