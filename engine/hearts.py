@@ -88,7 +88,7 @@ SAME_RANK = "Must be the same rank"
 NO_MORE_MOVES = "No more possible moves"
 
 # deal.md, "The heart's geometry": each row from the top, the centre x of its cards in half-card
-# widths; positions are numbered row by row, left to right. Clients draw the heart from this.
+# widths; positions are numbered row by row, left to right. Every drawing of the heart reads it.
 HEART_ROWS: tuple[tuple[int, ...], ...] = (
     (1, 3, 7, 9),
     (0, 2, 4, 6, 8, 10),

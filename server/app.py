@@ -35,7 +35,7 @@ from server.core.games import GameService
 from server.core.hub import Hub
 from server.core.quotas import Quotas
 from server.core.services import Services
-from server.edge import ws
+from server.edge import facts, ws
 from server.edge.envelope import http_error
 from server.edge.health import Ping, health_routes
 from server.edge.prometheus import metrics_page
@@ -270,6 +270,7 @@ def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -
         WebSocketRoute("/ws", ws.endpoint(services, features.handlers, policy)),
     ]
     if STATIC_DIR.is_dir():
+        routes.append(facts.route())  # generated, before the files it sits among
         routes.append(Mount("/", ClientFiles(directory=STATIC_DIR, html=True), name="static"))
     middleware = [  # outermost first: a refused Host still gets the security headers
         Middleware(SecurityHeaders, policy=policy),

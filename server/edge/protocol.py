@@ -149,7 +149,14 @@ def compile_requests(document: dict[str, Any]) -> dict[str, dict[str, Field]]:
 
 
 # The message shapes are defined once, in the published schema; this is its compiled form.
-REQUESTS: dict[str, dict[str, Field]] = compile_requests(json.loads(SCHEMA_PATH.read_text()))
+DOCUMENT: dict[str, Any] = json.loads(SCHEMA_PATH.read_text())
+REQUESTS: dict[str, dict[str, Field]] = compile_requests(DOCUMENT)
+
+
+def schema_of(name: str) -> dict[str, Any]:
+    """A named schema of the document (``GameCode``), as written there."""
+    schema: dict[str, Any] = DOCUMENT["components"]["schemas"][name]
+    return schema
 
 
 def _no_constant(name: str) -> Any:

@@ -17,8 +17,6 @@ from server.features.solutions.model import winnable_code
 from server.features.solutions.pool import SolverLost, SolverPool, refusal
 from wire import ErrorCode
 
-REPLIES = ("full", "brief")
-
 
 def code_from_fields(fields: dict[str, Any]) -> GameCode:
     """A code from ``code``, or a random one from ``game`` and ``variant``."""
@@ -124,11 +122,9 @@ class Play:
 
     async def act(self, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
         player_id = caller.require_player()
-        reply = fields.get("reply", "full")
-        if reply not in REPLIES:
-            raise ProtocolError(ErrorCode.BAD_MESSAGE, "act.reply must be 'full' or 'brief'", field="reply")
+        brief = fields.get("reply") == "brief"  # the schema allows full (the default) and brief only
         game_id, seq, action = fields["game_id"], fields["seq"], fields["action"]
-        return await self.games.act(game_id, player_id, seq, action, caller, brief=reply == "brief")
+        return await self.games.act(game_id, player_id, seq, action, caller, brief=brief)
 
     async def resign(self, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
         player_id = caller.require_player()

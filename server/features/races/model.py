@@ -15,7 +15,7 @@ from engine.vocabulary import FINAL_RESULTS
 from wire import RaceStatus
 
 MAX_RACERS = 16
-DEFAULT_COUNTDOWN_S, MAX_COUNTDOWN_S = 5, 60
+DEFAULT_COUNTDOWN_S = 5  # without countdown_s; its bounds are the schema's (race_start)
 JOINABLE = (RaceStatus.OPEN, RaceStatus.COUNTDOWN)
 
 

@@ -3,14 +3,15 @@
 // (POST /api/sessions), lists and ends sessions, changes the password and logs out
 // (DELETE /api/sessions/current). Every switch of player goes through app.usePlayer: a new
 // token in localStorage and a new connection; the server closes sockets of an ended session with
-// 4401, which `fatal` below turns into a guest again instead of a dead page.
+// CLOSE.AUTH (4401), which `fatal` below turns into a guest again instead of a dead page.
 
+import { CLOSE, PASSWORD, SESSION_LABEL, USERNAME } from "./facts.js";
 import { formatDate, t } from "./i18n.js";
 import { api, createPlayer, keepPlayer, storedPlayer } from "./identity.js";
 import { errorText } from "./messages.js";
 import { el, toast } from "./ui.js";
 
-const SESSION_ENDED = 4401;
+const SESSION_ENDED = CLOSE.AUTH;
 
 /** Refusals worded for the form in the page's language (never the server's English message). */
 function refusal(error) {
@@ -27,7 +28,7 @@ export class Account {
   constructor(app) {
     this.app = app;
     this.me = null; // GET /api/accounts/me for the current token
-    this.switching = false; // a switch of player is under way: its 4401 is expected
+    this.switching = false; // a switch of player is under way: its SESSION_ENDED is expected
     this.listeners = new Set();
     app.net.addEventListener("ready", () => this.load());
   }
@@ -123,7 +124,7 @@ export class Account {
 function deviceLabel() {
   const data = navigator.userAgentData;
   const platform = (data && data.platform) || navigator.platform || "";
-  return `${t("account.browser")}${platform ? ` · ${platform}` : ""}`.slice(0, 64);
+  return `${t("account.browser")}${platform ? ` · ${platform}` : ""}`.slice(0, SESSION_LABEL.max);
 }
 
 /** The account panel of the player's own profile: sign up and log in for a guest; the
@@ -156,8 +157,8 @@ export class AccountPanel {
       { id: "form-sign-up", class: "stack", novalidate: true, onsubmit: (ev) => this.onSignUp(ev) },
       el("h4", {}, t("account.sign_up")),
       el("p", { class: "muted" }, t("account.sign_up_help")),
-      ...field("signup-username", t("account.username"), { name: "username", autocomplete: "username", required: true, minlength: "3", maxlength: "24", spellcheck: "false" }),
-      ...field("signup-password", t("account.password"), { name: "password", type: "password", autocomplete: "new-password", required: true, minlength: "10", maxlength: "128", "aria-describedby": "signup-password-help" }),
+      ...field("signup-username", t("account.username"), { name: "username", autocomplete: "username", required: true, minlength: String(USERNAME.min), maxlength: String(USERNAME.max), spellcheck: "false" }),
+      ...field("signup-password", t("account.password"), { name: "password", type: "password", autocomplete: "new-password", required: true, minlength: String(PASSWORD.min), maxlength: String(PASSWORD.max), "aria-describedby": "signup-password-help" }),
       el("p", { class: "muted small", id: "signup-password-help" }, t("account.password_help")),
       el("p", { class: "error", role: "alert", id: "signup-error" }),
       el("button", { class: "btn primary", type: "submit" }, t("account.sign_up_button")),
@@ -182,7 +183,7 @@ export class AccountPanel {
       { id: "form-password", class: "stack", novalidate: true, onsubmit: (ev) => this.onPassword(ev) },
       el("h4", {}, t("account.change_password")),
       ...field("password-old", t("account.current_password"), { name: "password", type: "password", autocomplete: "current-password", required: true }),
-      ...field("password-new", t("account.new_password"), { name: "new_password", type: "password", autocomplete: "new-password", required: true, minlength: "10", maxlength: "128" }),
+      ...field("password-new", t("account.new_password"), { name: "new_password", type: "password", autocomplete: "new-password", required: true, minlength: String(PASSWORD.min), maxlength: String(PASSWORD.max) }),
       el("p", { class: "error", role: "alert", id: "password-error" }),
       el("button", { class: "btn", type: "submit" }, t("account.change_password")),
     );

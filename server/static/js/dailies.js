@@ -1,14 +1,12 @@
 // Today's daily challenges (GET /api/daily) and the server's clock, for race countdowns.
 
+import { CODE_FAMILY, DAY } from "./facts.js";
 import { formatDate, t } from "./i18n.js";
 import { api } from "./identity.js";
 
-export const FAMILIES = [
-  { key: "HH1-N", label: "Heart to Heart" },
-  { key: "SH1-C4", label: "Seahaven Easy" },
-  { key: "SH1-C2", label: "Seahaven Medium" },
-  { key: "SH1-C1", label: "Seahaven Hard" },
-];
+const inner = (pattern) => pattern.replace(/^\^/, "").replace(/\$$/, "");
+// DAY/FAMILY, from the schema's two patterns; a family in any case, as a player may type it.
+const DAILY_KEY = new RegExp(`^(${inner(DAY)})/(${inner(CODE_FAMILY)})$`, "i");
 
 /** A daily challenge's board key: DAY/FAMILY (its code is sealed until the day ends). */
 export function dailyKey(day, family) {
@@ -17,7 +15,7 @@ export function dailyKey(day, family) {
 
 /** DAY/FAMILY back into its parts, or null for a code. */
 export function parseDailyKey(key) {
-  const match = /^(\d{4}-\d{2}-\d{2})\/([A-Za-z0-9]+-[A-Za-z0-9]+)$/.exec(key || "");
+  const match = DAILY_KEY.exec(key || "");
   return match ? { day: match[1], family: match[2].toUpperCase() } : null;
 }
 

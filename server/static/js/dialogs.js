@@ -1,12 +1,12 @@
 // The dialogs: new game, settings (with the display name), share, end of game, help.
 
+import { typedCode } from "./codes.js";
+import { PLAYER_NAME } from "./facts.js";
 import { currentLang, formatNumber, LANGUAGES, setLanguage, t } from "./i18n.js";
 import { formatTime } from "./infobar.js";
 import { errorText } from "./messages.js";
 import { linkTo } from "./router.js";
 import { copyText, el } from "./ui.js";
-
-const CODE_RE = /^\s*[A-Za-z]{2}\d+-[A-Za-z0-9]+-[A-Za-z2-7]{7}\s*$/;
 
 function open(dialog) {
   if (!dialog.open) dialog.showModal();
@@ -62,12 +62,13 @@ export class NewGameDialog {
     const { game, variant } = this.choice();
     let fields = this.winnable.checked ? { game, variant, winnable: true } : { game, variant };
     if (how === "code") {
-      if (!CODE_RE.test(this.code.value)) {
+      const code = typedCode(this.code.value);
+      if (!code) {
         this.error.textContent = t("new.code_invalid");
         this.code.focus();
         return;
       }
-      fields = { code: this.code.value.trim().toUpperCase() };
+      fields = { code };
     } else if (how === "daily") {
       fields = { daily: `${game}1-${variant}` };
     }
@@ -88,6 +89,7 @@ export class SettingsDialog {
     this.settings = settings;
     this.getName = getName;
     this.name = document.getElementById("player-name");
+    this.name.maxLength = PLAYER_NAME.max;
     this.status = document.getElementById("name-status");
     for (const box of this.form.querySelectorAll("input[type=checkbox]")) {
       box.addEventListener("change", () => settings.set(box.name, box.checked));

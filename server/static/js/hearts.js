@@ -5,18 +5,10 @@
 
 import { shake } from "./animate.js";
 import { cardName, makeCard, sentence, setBack, setFace } from "./cards.js";
+import { HEART_ROWS } from "./facts.js";
 import { t } from "./i18n.js";
 
-const ROWS = [
-  [1, 3, 7, 9],
-  [0, 2, 4, 6, 8, 10],
-  [1, 3, 5, 7, 9],
-  [2, 4, 6, 8],
-  [3, 5, 7],
-  [4, 6],
-  [5],
-];
-const GEOMETRY = ROWS.flatMap((xs, row) => xs.map((x) => ({ row, x })));
+const GEOMETRY = HEART_ROWS.flatMap((xs, row) => xs.map((x) => ({ row, x })));
 const RATIO = 1.4;
 
 export class HeartsBoard {

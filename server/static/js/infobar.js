@@ -2,9 +2,8 @@
 // score, moves, progress and the deal's code.
 
 import { gameName } from "./dailies.js";
+import { IDLE_GAP_CAP_MS } from "./facts.js";
 import { formatNumber, t } from "./i18n.js";
-
-const GAP_CAP_MS = 60000; // the server charges at most a minute between two actions
 
 export function formatTime(ms) {
   const total = Math.max(0, Math.floor(ms / 1000));
@@ -49,7 +48,7 @@ export class InfoBar {
 
   elapsed() {
     if (!this.running) return this.base;
-    return this.base + Math.min(performance.now() - this.since, GAP_CAP_MS);
+    return this.base + Math.min(performance.now() - this.since, IDLE_GAP_CAP_MS);
   }
 
   tick() {

@@ -6,14 +6,15 @@
 // leaderboard_update push re-reads the top of the board and the player's own window over HTTP,
 // so every rank shown is the server's.
 
-import { FAMILIES, dailyKey, parseDailyKey } from "./dailies.js";
+import { typedCode } from "./codes.js";
+import { dailyKey, parseDailyKey } from "./dailies.js";
+import { FAMILIES, LEADERBOARD_LIMIT } from "./facts.js";
 import { formatDate, formatNumber, i18nEvents, t } from "./i18n.js";
 import { api } from "./identity.js";
 import { formatTime } from "./infobar.js";
 import { errorText } from "./messages.js";
 import { el, labelOf, textOf } from "./ui.js";
 
-const CODE_RE = /^\s*[A-Za-z]{2}\d+-[A-Za-z0-9]+-[A-Za-z2-7]{7}\s*$/;
 const PAGE = 25;
 
 /** The HTTP path of a board: a code's, or a daily's by day and family. */
@@ -111,18 +112,18 @@ export class LeaderboardPage {
   }
 
   defaultCode() {
-    return this.code || this.dailies.keyOf("HH1-N") || (this.app.session.state && this.app.session.state.code) || null;
+    return this.code || this.dailies.keyOf(FAMILIES[0]) || (this.app.session.state && this.app.session.state.code) || null;
   }
 
   renderTabs() {
-    const tabs = FAMILIES.filter((f) => this.dailies.keyOf(f.key)).map((f) => {
-      const key = this.dailies.keyOf(f.key);
+    const tabs = FAMILIES.filter((family) => this.dailies.keyOf(family)).map((family) => {
+      const key = this.dailies.keyOf(family);
       return el("a", {
         class: "btn",
         href: `#board=${key}`,
         "aria-current": key === this.code ? "page" : null,
-        dataset: { family: f.key },
-      }, t(`family.${f.key}`));
+        dataset: { family },
+      }, t(`family.${family}`));
     });
     this.tabs.replaceChildren(...tabs);
     this.tabs.hidden = !tabs.length;
@@ -131,13 +132,14 @@ export class LeaderboardPage {
   onCodeForm(ev) {
     ev.preventDefault();
     const input = this.form.elements.code;
-    if (!CODE_RE.test(input.value)) {
+    const code = typedCode(input.value);
+    if (!code) {
       input.setCustomValidity(t("new.code_invalid"));
       input.reportValidity();
       return;
     }
     input.setCustomValidity("");
-    location.hash = `board=${input.value.trim().toUpperCase()}`;
+    location.hash = `board=${code}`;
   }
 
   async show(code) {
@@ -217,7 +219,7 @@ export class LeaderboardPage {
     const code = this.subscribed;
     if (!code) return;
     try {
-      const limit = Math.min(100, Math.max(PAGE, this.rowCount || 0));
+      const limit = Math.min(LEADERBOARD_LIMIT.max, Math.max(PAGE, this.rowCount || 0));
       const body = await api("GET", `${boardPath(code)}?limit=${limit}`);
       if (code !== this.subscribed) return;
       this.render(body.entries, body.next_cursor);

@@ -4,13 +4,16 @@
 //   "status"  detail {state: "connecting" | "online" | "offline", attempt}
 //   "ready"   detail {player, hello, again}   after every successful auth
 //   "push"    detail message                  anything without an id we asked for
-//   "fatal"   detail {code, message}          a close we must not retry (4401, 4400, 4403)
+//   "fatal"   detail {code, message}          a close we must not retry (FATAL_CLOSES)
+//
+// The protocol version and the close codes are the server's own (facts.js).
 
-const PROTOCOL = 1;
+import { CLOSE, PROTOCOL } from "./facts.js";
+
 const BACKOFF_MS = [200, 400, 800, 1500, 2500, 4000];
 const PING_EVERY_MS = 12000;
 const PONG_WITHIN_MS = 6000;
-const FATAL_CLOSES = new Set([4400, 4401, 4403]);
+const FATAL_CLOSES = new Set([CLOSE.BAD_VERSION, CLOSE.AUTH, CLOSE.ORIGIN]);
 
 export class RequestError extends Error {
   constructor(message) {

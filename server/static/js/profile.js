@@ -6,15 +6,16 @@
 
 import { AccountPanel } from "./account.js";
 import { barChart, timeChart } from "./charts.js";
+import { FAMILIES, HISTORY_LIMIT } from "./facts.js";
 import { formatDate, formatNumber, i18nEvents, t } from "./i18n.js";
 import { api } from "./identity.js";
 import { formatTime } from "./infobar.js";
 import { el } from "./ui.js";
 
-export const VARIANTS = ["HH1-N", "SH1-C4", "SH1-C2", "SH1-C1"];
+const VARIANTS = FAMILIES; // one daily family for each variant
 const PAGE = 20;
 const GAME_NAMES = { heart_to_heart: "game.HH", seahaven: "game.SH" };
-const CHART_WINS = 100; // the newest wins drawn in the moves chart (one page of the history)
+const CHART_WINS = HISTORY_LIMIT.max; // the newest wins drawn in the moves chart (one page of the history)
 
 function variantName(variant) {
   const key = `home.variant.${variant}`;

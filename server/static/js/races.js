@@ -4,7 +4,9 @@
 // race_update (the whole race: joins, countdown, start, finish), race_progress (one racer) and,
 // for each racer, race_started with their own game, which the page then plays.
 
+import { typedCode } from "./codes.js";
 import { gameName } from "./dailies.js";
+import { COUNTDOWN_S, FAMILIES } from "./facts.js";
 import { currentLang, formatNumber, i18nEvents, t } from "./i18n.js";
 import { api } from "./identity.js";
 import { formatTime } from "./infobar.js";
@@ -13,7 +15,20 @@ import { errorText } from "./messages.js";
 import { linkTo, replaceHash } from "./router.js";
 import { copyText, el, labelOf, textOf, toast } from "./ui.js";
 
-const CODE_RE = /^\s*[A-Za-z]{2}\d+-[A-Za-z0-9]+-[A-Za-z2-7]{7}\s*$/;
+const COUNTDOWNS = [3, 5, 10, 30]; // the lengths offered, within the server's bounds
+
+/** A family's race_open fields as the game select's value: `SH1-C4` is `SH:C4`. */
+function gameAndVariant(family) {
+  const [version, variant] = family.split("-");
+  return `${version.slice(0, 2)}:${variant}`;
+}
+
+/** The countdowns the owner may pick: those offered that the server takes, its default among them. */
+function countdownChoices() {
+  const taken = COUNTDOWNS.filter((s) => s >= COUNTDOWN_S.min && s <= COUNTDOWN_S.max);
+  return [...new Set([...taken, COUNTDOWN_S.default])].sort((a, b) => a - b);
+}
+
 const STATUS_TEXT = {
   countdown: "races.status.countdown",
   running: "races.status.running",
@@ -95,10 +110,7 @@ export class RacePages {
       el(
         "select",
         { id: "race-game", name: "game" },
-        el("option", { value: "HH:N", ...textOf("family.HH1-N") }),
-        el("option", { value: "SH:C4", ...textOf("family.SH1-C4") }),
-        el("option", { value: "SH:C2", ...textOf("family.SH1-C2") }),
-        el("option", { value: "SH:C1", ...textOf("family.SH1-C1") }),
+        ...FAMILIES.map((family) => el("option", { value: gameAndVariant(family), ...textOf(`family.${family}`) })),
       ),
       el("label", { for: "race-code", ...textOf("races.or_code") }),
       el("input", { id: "race-code", name: "code", "data-i18n-placeholder": "races.optional", placeholder: t("races.optional"), autocomplete: "off", spellcheck: "false" }),
@@ -170,13 +182,14 @@ export class RacePages {
 
   async onOpenForm(ev) {
     ev.preventDefault();
-    const code = ev.target.elements.code.value;
-    if (code.trim() && !CODE_RE.test(code)) {
+    const typed = ev.target.elements.code.value;
+    const code = typedCode(typed);
+    if (typed.trim() && !code) {
       toast(t("races.bad_code"), { kind: "error" });
       return;
     }
     const [game, variant] = ev.target.elements.game.value.split(":");
-    await this.openRace(code.trim() ? { code: code.trim().toUpperCase() } : { game, variant });
+    await this.openRace(code ? { code } : { game, variant });
   }
 
   onLinkForm(ev, key) {
@@ -368,7 +381,7 @@ export class RacePages {
     const link = linkTo("race", race.id);
     this.section.dataset.raceStatus = race.status;
     const parts = [
-      el("h2", { id: "races-title" }, t("races.race_on", { code: race.code })),
+      el("h2", { id: "race-title" }, t("races.race_on", { code: race.code })),
       el("p", { class: "race-status", id: "race-status", role: "status" }, this.statusText()),
       el(
         "div",
@@ -393,7 +406,7 @@ export class RacePages {
     if (this.role === "owner" && race.status === "open") {
       row.append(
         el("label", { for: "race-countdown" }, t("races.countdown")),
-        el("select", { id: "race-countdown" }, ...[3, 5, 10, 30].map((s) => el("option", { value: String(s), selected: s === 5 }, t("races.seconds", { n: s })))),
+        el("select", { id: "race-countdown" }, ...countdownChoices().map((s) => el("option", { value: String(s), selected: s === COUNTDOWN_S.default }, t("races.seconds", { n: s })))),
         el("button", { class: "btn primary", type: "button", id: "race-start", onclick: () => this.start() }, t("races.start")),
       );
     }
