@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -47,7 +46,7 @@ from server.edge.protocol import (
 )
 from server.errors import ProtocolError
 from server.storage import queries
-from server.storage.db import ping
+from server.storage.db import Database
 from server.storage.faults import brief, is_unavailable
 from server.storage.writer import GroupWriter
 from server.vocabulary import ErrorCode
@@ -206,19 +205,19 @@ def int_param(request: Request, name: str, default: int, low: int, high: int) ->
     return int(raw)
 
 
-async def player_from_header(request: Request, sessions: async_sessionmaker[AsyncSession]) -> str:
+async def player_from_header(request: Request, db: Database) -> str:
     """The player id for an ``Authorization: Bearer TOKEN`` header."""
     header = request.headers.get("authorization", "")
     if not header.lower().startswith("bearer "):
         raise ProtocolError(ErrorCode.BAD_TOKEN, "send Authorization: Bearer TOKEN")
-    async with sessions() as session:
-        player = await queries.player_by_token(session, header[7:].strip())
+    async with db.read() as tx:
+        player = await queries.player_by_token(tx, header[7:].strip())
     if player is None:
         raise ProtocolError(ErrorCode.BAD_TOKEN, "unknown token")
     return player.id
 
 
-async def viewer_from_header(request: Request, sessions: async_sessionmaker[AsyncSession]) -> str | None:
+async def viewer_from_header(request: Request, db: Database) -> str | None:
     """The player asking, when the request carries ``Authorization: Bearer TOKEN`` (else None).
 
     Public reads take it to tell a sealed daily's own player from everyone else;
@@ -226,15 +225,13 @@ async def viewer_from_header(request: Request, sessions: async_sessionmaker[Asyn
     """
     if "authorization" not in request.headers:
         return None
-    return await player_from_header(request, sessions)
+    return await player_from_header(request, db)
 
 
 Ping = Callable[[], Awaitable[bool]]
 
 
-def health_routes(
-    engine: AsyncEngine, writer: GroupWriter, redis_ping: Ping | None = None
-) -> list[BaseRoute]:
+def health_routes(db: Database, writer: GroupWriter, redis_ping: Ping | None = None) -> list[BaseRoute]:
     """``/health`` and ``/ready``: 200 while the database answers and takes writes, 503 otherwise.
 
     With several instances ``/ready`` also asks Redis (``"redis"``): an
@@ -246,7 +243,7 @@ def health_routes(
 
     async def database_ok() -> bool:
         try:
-            await ping(engine)
+            await db.ping()
             return writer.healthy or await writer.probe()
         except Exception as exc:
             log.warning("health: the database does not answer (%s)", brief(exc))
@@ -284,10 +281,10 @@ async def schema_file(request: Request) -> Response:
     return Response(path.read_bytes(), media_type="application/json")
 
 
-def basic_routes(engine: AsyncEngine, writer: GroupWriter, redis_ping: Ping | None = None) -> list[BaseRoute]:
+def basic_routes(db: Database, writer: GroupWriter, redis_ping: Ping | None = None) -> list[BaseRoute]:
     """Health, readiness, metrics and the published schemas."""
     return [
-        *health_routes(engine, writer, redis_ping),
+        *health_routes(db, writer, redis_ping),
         Route("/metrics", metrics_page),
         Route("/api/schema/{name}", schema_file),
     ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Table, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -35,6 +36,21 @@ class Identity:
     name: str
     session_id: str | None
     token_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredAccount:
+    """An account as stored: what logging in and the account page need."""
+
+    player_id: str
+    username: str
+    username_fold: str
+    password_hash: str
+    created_ms: int
+
+
+def _account(row: Any) -> StoredAccount:
+    return StoredAccount(row.player_id, row.username, row.username_fold, row.password_hash, row.created_ms)
 
 
 def new_token() -> str:
@@ -104,14 +120,14 @@ async def why_refused(conn: AsyncConnection, player_id: str, keys: tuple[str, st
     return UsernameTaken(fold) if (await conn.execute(taken)).first() is not None else None
 
 
-async def account_by_fold(conn: AsyncConnection, fold: str) -> Account | None:
+async def account_by_fold(conn: AsyncConnection, fold: str) -> StoredAccount | None:
     row = (await conn.execute(select(ACCOUNTS).where(ACCOUNTS.c.username_fold == fold))).first()
-    return None if row is None else Account(**row._mapping)
+    return None if row is None else _account(row)
 
 
-async def account_of(conn: AsyncConnection, player_id: str) -> Account | None:
+async def account_of(conn: AsyncConnection, player_id: str) -> StoredAccount | None:
     row = (await conn.execute(select(ACCOUNTS).where(ACCOUNTS.c.player_id == player_id))).first()
-    return None if row is None else Account(**row._mapping)
+    return None if row is None else _account(row)
 
 
 async def new_session(conn: AsyncConnection, player_id: str, label: str, now_ms: int) -> tuple[str, str]:

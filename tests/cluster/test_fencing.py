@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import insert, select
 
 from server.storage import leases
-from server.storage.db import make_engine
+from server.storage.db import Database, make_engine
 from server.storage.models import ActionRow, GameRow, Player
 from server.storage.writer import Write
 from tests.support import game_values
@@ -40,9 +40,9 @@ async def test_a_write_with_a_lost_token_is_never_stored_and_the_rest_of_its_bat
                     game_values("g_kept", "p_fence", "SH1-C4-AAAAAJ2"),
                 ],
             )
-        paused = await leases.take(engine, "g_lost", "instance-a")  # A owns it, then pauses
-        kept = await leases.take(engine, "g_kept", "instance-a")
-        assert await leases.take(engine, "g_lost", "instance-b") == paused + 1  # B takes it over
+        paused = await leases.take(Database(engine), "g_lost", "instance-a")  # A owns it, then pauses
+        kept = await leases.take(Database(engine), "g_kept", "instance-a")
+        assert await leases.take(Database(engine), "g_lost", "instance-b") == paused + 1  # B takes it over
         results = await asyncio.gather(
             writer.submit(action_write("g_lost", 0, paused)),
             writer.submit(action_write("g_kept", 0, kept)),
