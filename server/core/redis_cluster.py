@@ -50,13 +50,13 @@ from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
-from sqlalchemy.exc import IntegrityError
 
 from server import metrics
 from server.core.hub import Hub, Subscriber, encode
 from server.core.redis_link import Endpoint, LinkError, RedisLink, Reply, open_link
 from server.storage import leases
 from server.storage.db import Database
+from server.storage.faults import Conflict
 
 log = logging.getLogger(__name__)
 SEP = "\x1f"  # between the sender, the kind and the body of a message (never in ids or topics)
@@ -184,7 +184,7 @@ class RedisLeases:
     async def take(self, game_id: str) -> int:
         try:
             token = await leases.take(self.db, game_id, self.cluster.name)
-        except IntegrityError:
+        except Conflict:  # the game is not stored (yet): no lease to take
             raise LookupError(game_id) from None
         if token > 1:  # another instance may hold a copy: it drops it at once
             metrics.LEASE_MOVES.inc()
