@@ -63,7 +63,7 @@ from server.features.solutions.api import SolutionsApi
 from server.features.solutions.pool import SolverPool
 from server.features.solutions.service import DeadEnds, Solutions
 from server.features.solutions.spare import OnSpareCores, SpareCores
-from server.storage.db import DatabaseLock, InstanceLock, is_sqlite, make_engine, migrate, sessionmaker
+from server.storage.db import Database, DatabaseLock, InstanceLock, is_sqlite, migrate
 from server.storage.writer import GroupWriter
 
 if TYPE_CHECKING:  # imported where several instances are composed: one alone never loads Redis
@@ -109,12 +109,11 @@ class Features:
 
 def build_services(settings: Settings, clock: Clock) -> Services:
     """The embedded default: one instance owns every game, fans out in memory and leads every job."""
-    engine = make_engine(settings.database_url)
-    sessions = sessionmaker(engine)
-    writer = GroupWriter(engine, linger_s=settings.commit_interval_ms / 1000)
+    db = Database.open(settings.database_url)
+    writer = GroupWriter(db.engine, linger_s=settings.commit_interval_ms / 1000)
     hub = Hub()
-    games = GameService(sessions, writer, hub, clock)
-    return Services(settings, engine, sessions, writer, hub, games, clock, Quotas(settings.limits, clock))
+    games = GameService(db, writer, hub, clock)
+    return Services(settings, db, writer, hub, games, clock, Quotas(settings.limits, clock))
 
 
 def build_cluster_services(settings: Settings, clock: Clock) -> tuple[Services, RedisCluster]:
@@ -124,17 +123,15 @@ def build_cluster_services(settings: Settings, clock: Clock) -> tuple[Services, 
 
     if is_sqlite(settings.database_url):
         raise ValueError("several instances (--redis-url) need PostgreSQL: one process per SQLite file")
-    engine = make_engine(settings.database_url)
-    sessions = sessionmaker(engine)
-    writer = FencedWriter(engine, linger_s=settings.commit_interval_ms / 1000)
-    cluster = RedisCluster(settings.redis_url, settings.redis_prefix, engine)
-    games = GameService(sessions, writer, cluster.hub, clock, leases=cluster.leases)
+    db = Database.open(settings.database_url)
+    writer = FencedWriter(db.engine, linger_s=settings.commit_interval_ms / 1000)
+    cluster = RedisCluster(settings.redis_url, settings.redis_prefix, db)
+    games = GameService(db, writer, cluster.hub, clock, leases=cluster.leases)
     cluster.on_moved = games.moved
     cluster.on_interest = games.followed_elsewhere
     services = Services(
         settings,
-        engine,
-        sessions,
+        db,
         writer,
         cluster.hub,
         games,
@@ -171,20 +168,20 @@ def build_features(services: Services, failures: FailureCounts, redis_ping: Ping
     dead_ends = DeadEnds(services.games, background)
     solver_signals = SolverSignals(services, background)
     players = Players(services)
-    boards_api = LeaderboardsApi(services.engine, dailies)
-    solutions_api = SolutionsApi(services.games, solutions, services.sessions)
-    moderation = Moderation(services.engine, services.sessions, services.clock, services.peers)
+    boards_api = LeaderboardsApi(services.db, dailies)
+    solutions_api = SolutionsApi(services.games, solutions, services.db)
+    moderation = Moderation(services.db, services.clock, services.peers)
     accounts = Accounts(services, failures)
     profiles = Profiles(services)
     ghosts = GhostRaces(services, dailies, profiles, services.quotas.races)
     routes: list[BaseRoute] = [
-        *health_routes(services.engine, services.writer, redis_ping),
+        *health_routes(services.db, services.writer, redis_ping),
         Route("/metrics", metrics_page),
         Route("/api/schema/{name}", schema_file),
         *players.routes(),
         *DailiesApi(dailies).routes(),
         *boards_api.routes(),
-        *ReplaysApi(services.engine, services.sessions, services.clock).routes(),
+        *ReplaysApi(services.db, services.clock).routes(),
         *solutions_api.routes(),
         *ModerationApi(moderation).routes(),
         *AccountsApi(accounts).routes(),
@@ -262,7 +259,7 @@ def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -
             if cluster is not None:
                 await cluster.stop()
             await services.writer.close()
-            await services.engine.dispose()
+            await services.db.dispose()
 
     policy = BrowserPolicy.from_settings(settings)
     routes: list[BaseRoute] = [

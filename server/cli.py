@@ -305,12 +305,12 @@ async def run_admin(args: argparse.Namespace, database_url: str) -> Any:
     from server.errors import ProtocolError
     from server.features.moderation.service import Moderation
     from server.features.names.model import clean_name
-    from server.storage.db import make_engine, migrate, sessionmaker
+    from server.storage.db import Database, migrate
     from wire import Standing
 
     await migrate(database_url)
-    engine = make_engine(database_url)
-    moderation = Moderation(engine, sessionmaker(engine), wall_clock_ms)
+    db = Database.open(database_url)
+    moderation = Moderation(db, wall_clock_ms)
     operator = args.operator or getpass.getuser()
     by = ("cli", f"cli:{operator}"[:32])
     try:
@@ -329,7 +329,7 @@ async def run_admin(args: argparse.Namespace, database_url: str) -> Any:
     except ProtocolError as exc:
         return {"error": {"code": exc.code, "message": exc.message}}
     finally:
-        await engine.dispose()
+        await db.dispose()
 
 
 def admin_main(argv: list[str]) -> None:

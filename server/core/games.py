@@ -17,8 +17,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession, async_sessionmaker
-
 from engine import Action, ActionFormatError, Game, GameCode, IllegalAction
 from engine.game import Outcome
 from engine.vocabulary import DECLARED_RESULTS, FINAL_RESULTS, Result, Status
@@ -29,9 +27,9 @@ from server.core.cluster import Leases
 from server.core.hub import Encoded, Hub, Subscriber, encode
 from server.errors import ProtocolError
 from server.storage import queries
+from server.storage.db import Database, Tx
 from server.storage.faults import StorageInDoubt, StorageUnavailable
 from server.storage.leases import StorageFenced
-from server.storage.models import GameRow
 from server.storage.writer import Write
 from wire import ErrorCode
 
@@ -222,7 +220,7 @@ def finished_message(live: LiveGame) -> dict[str, Any]:
     return {"type": "finished", "game": live.info(), "state": live.state_json()}
 
 
-FinishHook = Callable[[LiveGame, AsyncConnection], Awaitable[None]]
+FinishHook = Callable[[LiveGame, Tx], Awaitable[None]]
 
 
 class Writes(Protocol):
@@ -247,14 +245,14 @@ class GameService:
 
     def __init__(
         self,
-        sessions: async_sessionmaker[AsyncSession],
+        db: Database,
         writer: Writes,
         hub: Hub,
         clock: Clock = wall_clock_ms,
         cache_size: int = 20_000,
         leases: Leases | None = None,
     ) -> None:
-        self.sessions = sessions
+        self.db = db
         self.leases = leases
         self.writer = writer
         self.hub = hub
@@ -301,8 +299,8 @@ class GameService:
         if daily_day is None:  # plain games share the group commit
             await self._durable(None, Write(None, None, new_game=values))
         else:  # a daily attempt may hit the one-ranked-attempt index: its caller handles that alone
-            async with self.sessions() as session:
-                await queries.insert_game(session, GameRow(**values))
+            async with self.db.transaction() as tx:
+                await queries.insert_game(tx, values)
         if self.leases is not None:
             live.fence = await self.leases.take(live.id)
         self._remember(live)
@@ -383,12 +381,12 @@ class GameService:
             self.forget(live)
 
     async def _load(self, game_id: str) -> LiveGame | None:
-        async with self.sessions() as session:
-            row = await queries.game_row(session, game_id)
+        async with self.db.read() as tx:
+            row = await queries.game_row(tx, game_id)
             if row is None:
                 return None
-            owner = await queries.player_by_id(session, row.player_id)
-            actions = await queries.game_actions(session, game_id)
+            owner = await queries.player_by_id(tx, row.player_id)
+            actions = await queries.game_actions(tx, game_id)
         live = LiveGame(
             id=row.id,
             owner_id=row.player_id,

@@ -50,13 +50,13 @@ from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server import metrics
 from server.core.hub import Hub, Subscriber, encode
 from server.core.redis_link import Endpoint, LinkError, RedisLink, Reply, open_link
 from server.storage import leases
+from server.storage.db import Database
+from server.storage.faults import Conflict
 
 log = logging.getLogger(__name__)
 SEP = "\x1f"  # between the sender, the kind and the body of a message (never in ids or topics)
@@ -177,14 +177,14 @@ class ClusterHub(Hub):
 class RedisLeases:
     """Games taken through their fencing token; each move announced to the other instances."""
 
-    def __init__(self, cluster: RedisCluster, engine: AsyncEngine) -> None:
+    def __init__(self, cluster: RedisCluster, db: Database) -> None:
         self.cluster = cluster
-        self.engine = engine
+        self.db = db
 
     async def take(self, game_id: str) -> int:
         try:
-            token = await leases.take(self.engine, game_id, self.cluster.name)
-        except IntegrityError:
+            token = await leases.take(self.db, game_id, self.cluster.name)
+        except Conflict:  # the game is not stored (yet): no lease to take
             raise LookupError(game_id) from None
         if token > 1:  # another instance may hold a copy: it drops it at once
             metrics.LEASE_MOVES.inc()
@@ -206,7 +206,7 @@ class RedisLeader:
 class RedisCluster:
     """This instance's link to the others: pub/sub, the control channel, leadership."""
 
-    def __init__(self, url: str, prefix: str, engine: AsyncEngine, name: str | None = None) -> None:
+    def __init__(self, url: str, prefix: str, db: Database, name: str | None = None) -> None:
         self.name = name or instance_name()
         self._signature = f"{self.name}{SEP}".encode()  # how this instance's own messages begin
         self.prefix = prefix
@@ -215,7 +215,7 @@ class RedisCluster:
             url, retry=Retry(NoBackoff(), 0), socket_timeout=5, socket_connect_timeout=2
         )
         self.hub = ClusterHub(self)
-        self.leases = RedisLeases(self, engine)
+        self.leases = RedisLeases(self, db)
         self.leader = RedisLeader()
         self.control = f"{prefix}:ctl"
         self.on_moved: Callable[[str], None] = lambda game_id: None

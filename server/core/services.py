@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
-
 from server.clock import Clock
 from server.config import Settings
 from server.core.cluster import ALONE, Leadership
@@ -13,6 +11,7 @@ from server.core.context import Peers
 from server.core.games import GameService
 from server.core.hub import Hub
 from server.core.quotas import Quotas
+from server.storage.db import Database
 from server.storage.writer import GroupWriter
 
 
@@ -21,8 +20,7 @@ class Services:
     """Settings, storage, the live games, the hub and the quotas: nothing else, and nothing untyped."""
 
     settings: Settings
-    engine: AsyncEngine
-    sessions: async_sessionmaker[AsyncSession]
+    db: Database  # every unit of work: db.transaction(), db.read()
     writer: GroupWriter
     hub: Hub
     games: GameService

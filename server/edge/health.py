@@ -6,12 +6,11 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from server.storage.db import ping
+from server.storage.db import Database
 from server.storage.faults import brief
 from server.storage.writer import GroupWriter
 
@@ -19,9 +18,7 @@ log = logging.getLogger(__name__)
 Ping = Callable[[], Awaitable[bool]]
 
 
-def health_routes(
-    engine: AsyncEngine, writer: GroupWriter, redis_ping: Ping | None = None
-) -> list[BaseRoute]:
+def health_routes(db: Database, writer: GroupWriter, redis_ping: Ping | None = None) -> list[BaseRoute]:
     """``/health`` and ``/ready``: 200 while the database answers and takes writes, 503 otherwise.
 
     With several instances ``/ready`` also asks Redis (``"redis"``): an
@@ -33,7 +30,7 @@ def health_routes(
 
     async def database_ok() -> bool:
         try:
-            await ping(engine)
+            await db.ping()
             return writer.healthy or await writer.probe()
         except Exception as exc:
             log.warning("health: the database does not answer (%s)", brief(exc))

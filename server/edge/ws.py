@@ -260,8 +260,8 @@ class Connection:
         # Known before the look-up: a logout that lands while it runs closes this socket too.
         self._token_hash = queries.hash_token(request.token)
         try:
-            async with self.services.sessions() as db:
-                player = await queries.player_by_token(db, request.token)
+            async with self.services.db.read() as tx:
+                player = await queries.player_by_token(tx, request.token)
         except Exception as exc:
             if not is_unavailable(exc):
                 raise

@@ -75,16 +75,15 @@ class Players:
         if address is not None:
             self.services.quotas.players.require(address)  # players_per_hour, before storing
         try:
-            async with self.services.sessions() as session:
-                player, token = await queries.create_player(session, name, self.services.clock(), kind)
+            player, token = await queries.create_player(self.services.db, name, self.services.clock(), kind)
         except queries.NameTaken:
             raise ProtocolError(ErrorCode.BAD_MESSAGE, TAKEN, field="name") from None
         body = {"id": player.id, "name": player.name, "token": token, "bot": kind == PlayerKind.BOT}
         return JSONResponse(body, 201)
 
     async def get_player(self, request: Request) -> Response:
-        async with self.services.sessions() as session:
-            player = await queries.player_by_id(session, request.path_params["player_id"])
+        async with self.services.db.read() as tx:
+            player = await queries.player_by_id(tx, request.path_params["player_id"])
         if player is None:
             raise ProtocolError(ErrorCode.NOT_FOUND, "no such player")
         body = {
@@ -97,11 +96,10 @@ class Players:
         return JSONResponse(body)
 
     async def rename_me(self, request: Request) -> Response:
-        player_id = await player_from_header(request, self.services.sessions)
+        player_id = await player_from_header(request, self.services.db)
         name = clean_name((await json_body(request)).get("name"))
         try:
-            async with self.services.sessions() as session:
-                await queries.rename_player(session, player_id, name)
+            await queries.rename_player(self.services.db, player_id, name)
         except queries.NameTaken:
             raise ProtocolError(ErrorCode.BAD_MESSAGE, TAKEN, field="name") from None
         self.peers.renamed(player_id, name)  # games started from now on carry the new name
@@ -113,8 +111,8 @@ class Players:
         A daily challenge's games are not listed until their day is over (sealed).
         """
         limit = int_param(request, "limit", 20, 1, 100)
-        async with self.services.sessions() as session:
-            rows = await queries.live_games(session, limit, day_of(self.services.clock()))
+        async with self.services.db.read() as tx:
+            rows = await queries.live_games(tx, limit, day_of(self.services.clock()))
         return JSONResponse({"games": [live_game_json(row, name) for row, name in rows]})
 
     async def get_game(self, request: Request) -> Response:
@@ -128,7 +126,7 @@ class Players:
         now = self.services.clock()
         if live.daily_day is None or live.daily_day < day_of(now):
             return False
-        viewer = await viewer_from_header(request, self.services.sessions)
+        viewer = await viewer_from_header(request, self.services.db)
         check_unsealed(live.daily_day, live.owner_id, viewer, now)
         return True
 
@@ -144,8 +142,8 @@ class Players:
             raise ProtocolError(
                 ErrorCode.CONFLICT, "the game is not finished; its moves are public once it is"
             )
-        async with self.services.sessions() as session:
-            rows = await queries.game_actions(session, live.id)
+        async with self.services.db.read() as tx:
+            rows = await queries.game_actions(tx, live.id)
         body = {
             "game": live.info(),
             "code": None if sealed else str(live.game.code),

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncConnection
 
+from server.storage.db import Tx
 from server.storage.dialect import upsert
 from server.storage.models import DailyChallenge, GameRow
 
@@ -12,24 +12,24 @@ DAILY = DailyChallenge.__table__
 GAMES = GameRow.__table__
 
 
-async def code_used(conn: AsyncConnection, code: str) -> bool:
+async def code_used(tx: Tx, code: str) -> bool:
     """Whether a code was an earlier day's, or somebody has played it."""
-    used = await conn.execute(select(DAILY.c.day).where(DAILY.c.code == code).limit(1))
+    used = await tx.execute(select(DAILY.c.day).where(DAILY.c.code == code).limit(1))
     if used.first() is not None:
         return True
-    played = await conn.execute(select(GAMES.c.id).where(GAMES.c.code == code).limit(1))
+    played = await tx.execute(select(GAMES.c.id).where(GAMES.c.code == code).limit(1))
     return played.first() is not None
 
 
-async def stored_code(conn: AsyncConnection, day: str, family: str) -> tuple[str, str | None] | None:
+async def stored_code(tx: Tx, day: str, family: str) -> tuple[str, str | None] | None:
     """(code, salt) of a day's challenge, if it was chosen."""
     query = select(DAILY.c.code, DAILY.c.salt).where(DAILY.c.day == day, DAILY.c.family == family)
-    row = (await conn.execute(query)).first()
+    row = (await tx.execute(query)).first()
     return None if row is None else (str(row.code), row.salt)
 
 
 async def insert_if_absent(
-    conn: AsyncConnection,
+    tx: Tx,
     day: str,
     family: str,
     code: str,
@@ -40,29 +40,27 @@ async def insert_if_absent(
     """INSERT … ON CONFLICT DO NOTHING on both backends: the first writer wins, nobody fails."""
     values = {"day": day, "family": family, "code": code, "created_ms": now, "salt": salt}
     values["solution_length"] = solution_length
-    await conn.execute(upsert(conn, DAILY).values(**values).on_conflict_do_nothing())
+    await tx.execute(upsert(tx, DAILY).values(**values).on_conflict_do_nothing())
 
 
-async def codes_of_day(conn: AsyncConnection, day: str) -> dict[str, tuple[str, str | None]]:
+async def codes_of_day(tx: Tx, day: str) -> dict[str, tuple[str, str | None]]:
     """family -> (code, salt) of a day's stored challenges (days before 0006 have no salt)."""
     query = select(DAILY.c.family, DAILY.c.code, DAILY.c.salt).where(DAILY.c.day == day)
-    return {row.family: (row.code, row.salt) for row in await conn.execute(query)}
+    return {row.family: (row.code, row.salt) for row in await tx.execute(query)}
 
 
-async def solution_lengths(conn: AsyncConnection, day: str) -> dict[str, int | None]:
+async def solution_lengths(tx: Tx, day: str) -> dict[str, int | None]:
     query = select(DAILY.c.family, DAILY.c.solution_length).where(DAILY.c.day == day)
-    return {row.family: row.solution_length for row in await conn.execute(query)}
+    return {row.family: row.solution_length for row in await tx.execute(query)}
 
 
-async def day_of_code(conn: AsyncConnection, code: str) -> tuple[str, str] | None:
+async def day_of_code(tx: Tx, code: str) -> tuple[str, str] | None:
     """(day, family) of the day a code was the daily challenge, or None."""
-    row = (await conn.execute(select(DAILY).where(DAILY.c.code == code))).first()
+    row = (await tx.execute(select(DAILY).where(DAILY.c.code == code))).first()
     return None if row is None else (str(row.day), str(row.family))
 
 
-async def open_games_in(
-    conn: AsyncConnection, player_id: str, code: str, statuses: tuple[str, ...]
-) -> list[str]:
+async def open_games_in(tx: Tx, player_id: str, code: str, statuses: tuple[str, ...]) -> list[str]:
     """The player's unfinished games on a code whose status is one of ``statuses``."""
     query = select(GAMES.c.id).where(
         GAMES.c.player_id == player_id,
@@ -70,20 +68,20 @@ async def open_games_in(
         GAMES.c.result.is_(None),
         GAMES.c.status.in_(statuses),
     )
-    return list((await conn.execute(query)).scalars())
+    return list((await tx.execute(query)).scalars())
 
 
-async def has_ranked(conn: AsyncConnection, player_id: str, code: str) -> bool:
+async def has_ranked(tx: Tx, player_id: str, code: str) -> bool:
     query = select(GAMES.c.id).where(
         GAMES.c.player_id == player_id,
         GAMES.c.code == code,
         GAMES.c.daily_day.is_not(None),
         GAMES.c.ranked.is_(True),
     )
-    return (await conn.execute(query.limit(1))).first() is not None
+    return (await tx.execute(query.limit(1))).first() is not None
 
 
-async def open_ranked_before(conn: AsyncConnection, day: str) -> list[str]:
+async def open_ranked_before(tx: Tx, day: str) -> list[str]:
     """Ranked daily attempts of days before ``day`` that are still open."""
     query = select(GAMES.c.id).where(
         GAMES.c.daily_day.is_not(None),
@@ -91,4 +89,4 @@ async def open_ranked_before(conn: AsyncConnection, day: str) -> list[str]:
         GAMES.c.result.is_(None),
         GAMES.c.daily_day < day,
     )
-    return list((await conn.execute(query)).scalars())
+    return list((await tx.execute(query)).scalars())

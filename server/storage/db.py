@@ -1,4 +1,10 @@
-"""Database engine set-up and migrations.
+"""Database set-up, the unit of work, and migrations.
+
+Everything above storage opens a transaction one way: ``Database.transaction()``
+for writes (one transaction, committed at the end of the block, rolled back on
+an exception) and ``Database.read()`` for reads; each yields a :data:`Tx` to
+pass to the query functions of ``server/storage/<feature>.py``. No layer above
+names the engine, a session or a statement.
 
 SQLite runs in WAL mode with ``synchronous=FULL``: an acknowledged action
 survives a process kill and a power cut. Group commit (``writer``) is what
@@ -13,12 +19,13 @@ import fcntl
 import os
 import sqlite3
 import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from sqlalchemy import event, text
+from sqlalchemy import Row, event, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry, NullPool
 
 LOCK_WAIT_S = 4.0  # longest wait for a SQLite lock: then the write is refused as `unavailable`
@@ -56,14 +63,44 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: ConnectionPoolEntry) -> None:
     cursor.close()
 
 
-async def ping(engine: AsyncEngine) -> None:
-    """A round trip to the database; raises whatever the driver raises when it is away."""
-    async with engine.connect() as conn:
-        await conn.execute(text("SELECT 1"))
+Tx = AsyncConnection  # what a unit of work yields: the argument of every query function
+Record = Row[Any]  # a row a query function returns: its columns by name
 
 
-def sessionmaker(engine: AsyncEngine) -> async_sessionmaker[Any]:
-    return async_sessionmaker(engine, expire_on_commit=False)
+class Database:
+    """The one way to open a unit of work on the database, and the engine under it.
+
+    ``transaction()`` is ``engine.begin()``: every statement in the block commits
+    together, or none does. ``read()`` is ``engine.connect()``: a connection whose
+    open transaction is rolled back when the block ends. The engine (and with it
+    the dialect's behaviour: SQLite's pragmas and lock wait, PostgreSQL's pool) is
+    :func:`make_engine`'s; only storage reaches it, as :attr:`engine`.
+    """
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+
+    @classmethod
+    def open(cls, url: str) -> Database:
+        return cls(make_engine(url))
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Tx]:
+        async with self.engine.begin() as conn:
+            yield conn
+
+    @contextlib.asynccontextmanager
+    async def read(self) -> AsyncIterator[Tx]:
+        async with self.engine.connect() as conn:
+            yield conn
+
+    async def ping(self) -> None:
+        """A round trip to the database; raises whatever the driver raises when it is away."""
+        async with self.read() as tx:
+            await tx.execute(text("SELECT 1"))
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()
 
 
 def alembic_config(url: str) -> Any:

@@ -6,10 +6,11 @@ from typing import Any
 
 from sqlalchemy import FromClause
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import AsyncConnection
+
+from server.storage.db import Tx
 
 
-def upsert(conn: AsyncConnection, table: FromClause) -> Any:
+def upsert(tx: Tx, table: FromClause) -> Any:
     """``INSERT`` with ``ON CONFLICT`` support for the connection's backend (SQLite or PostgreSQL)."""
-    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+    dialect = postgresql if tx.dialect.name == "postgresql" else sqlite
     return dialect.insert(table)

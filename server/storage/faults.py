@@ -5,12 +5,15 @@ from __future__ import annotations
 import sqlite3
 
 import asyncpg
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from server.errors import ProtocolError
 from wire import ErrorCode
 
 _PG_GONE = (asyncpg.PostgresConnectionError, asyncpg.InterfaceError, asyncpg.CannotConnectNowError)
+
+
+Conflict = IntegrityError  # a unique or foreign key refused the write: another got there first
 
 
 class StorageUnavailable(RuntimeError):

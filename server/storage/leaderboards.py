@@ -26,7 +26,6 @@ from sqlalchemy import (
     union_all,
     update,
 )
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.features.leaderboards.model import (
     LEVELS,
@@ -37,6 +36,7 @@ from server.features.leaderboards.model import (
     entry_json,
     ranks,
 )
+from server.storage.db import Tx
 from server.storage.dialect import upsert
 from server.storage.models import LeaderboardCount, LeaderboardEntry, Player
 from wire import LISTED_STANDINGS, PlayerKind, Standing
@@ -53,7 +53,7 @@ def board_key(code: str, kind: str) -> str:
     return code if kind == PlayerKind.HUMAN else f"bot:{code}"
 
 
-async def record(conn: AsyncConnection, values: dict[str, Any]) -> bool:
+async def record(tx: Tx, values: dict[str, Any]) -> bool:
     """Enter a finished game, or replace the player's entry only if this one ranks strictly better.
 
     Keeps ``leaderboard_counts`` in step in the same transaction (listed entries
@@ -65,29 +65,29 @@ async def record(conn: AsyncConnection, values: dict[str, Any]) -> bool:
     board = board_key(code, values["kind"])
     mine = (T.c.code == code) & (T.c.player_id == player_id)
     for _ in range(3):  # at most: absent, inserted meanwhile by another instance, present
-        old = (await conn.execute(select(T.c.sort_key, T.c.listed).where(mine).with_for_update())).first()
+        old = (await tx.execute(select(T.c.sort_key, T.c.listed).where(mine).with_for_update())).first()
         if old is None:
-            statement = upsert(conn, T).values(**values).on_conflict_do_nothing().returning(T.c.game_id)
-            if (await conn.execute(statement)).first() is None:
+            statement = upsert(tx, T).values(**values).on_conflict_do_nothing().returning(T.c.game_id)
+            if (await tx.execute(statement)).first() is None:
                 continue  # another transaction inserted it first: compare with theirs
             if values["listed"]:
-                await adjust(conn, board, {new: 1})
+                await adjust(tx, board, {new: 1})
             return True
         if old.sort_key <= new:
             return False
-        await conn.execute(update(LeaderboardEntry).where(mine).values({k: values[k] for k in _UPDATABLE}))
+        await tx.execute(update(LeaderboardEntry).where(mine).values({k: values[k] for k in _UPDATABLE}))
         changes: dict[int, int] = {}
         if old.listed:
             changes[old.sort_key] = -1
         if values["listed"]:
             changes[new] = changes.get(new, 0) + 1
-        await adjust(conn, board, changes)
+        await adjust(tx, board, changes)
         return True
     return False
 
 
 async def set_standing(
-    conn: AsyncConnection, code: str, player_id: str, standing: Standing, banned: bool = False
+    tx: Tx, code: str, player_id: str, standing: Standing, banned: bool = False
 ) -> dict[str, Any] | None:
     """Give an entry a review standing; listed again only if the standing is and no ban hides it.
 
@@ -95,39 +95,39 @@ async def set_standing(
     the same transaction.
     """
     mine = (T.c.code == code) & (T.c.player_id == player_id)
-    row = (await conn.execute(select(T).where(mine).with_for_update())).first()
+    row = (await tx.execute(select(T).where(mine).with_for_update())).first()
     if row is None:
         return None
     listed = standing in LISTED_STANDINGS and not banned
-    await conn.execute(update(LeaderboardEntry).where(mine).values(standing=standing, listed=listed))
+    await tx.execute(update(LeaderboardEntry).where(mine).values(standing=standing, listed=listed))
     if listed != bool(row.listed):
-        await adjust(conn, board_key(code, row.kind), {row.sort_key: 1 if listed else -1})
+        await adjust(tx, board_key(code, row.kind), {row.sort_key: 1 if listed else -1})
     return dict(row._mapping)
 
 
-async def hide_player(conn: AsyncConnection, player_id: str) -> int:
+async def hide_player(tx: Tx, player_id: str) -> int:
     """Take every listed entry of a (banned) player out of the default views; returns how many."""
-    rows = (await conn.execute(select(T).where(T.c.player_id == player_id, T.c.listed))).all()
+    rows = (await tx.execute(select(T).where(T.c.player_id == player_id, T.c.listed))).all()
     for row in rows:
         mine = (T.c.code == row.code) & (T.c.player_id == player_id)
-        await conn.execute(update(LeaderboardEntry).where(mine).values(listed=False))
-        await adjust(conn, board_key(row.code, row.kind), {row.sort_key: -1})
+        await tx.execute(update(LeaderboardEntry).where(mine).values(listed=False))
+        await adjust(tx, board_key(row.code, row.kind), {row.sort_key: -1})
     return len(rows)
 
 
-async def adjust(conn: AsyncConnection, code: str, changes: dict[int, int]) -> None:
+async def adjust(tx: Tx, code: str, changes: dict[int, int]) -> None:
     """Move counts between buckets, always in the same order (no lock-order deadlocks)."""
     for level, bucket, delta in bucket_deltas(changes):
-        stmt = upsert(conn, C).values(code=code, level=level, bucket=bucket, entries=delta)
+        stmt = upsert(tx, C).values(code=code, level=level, bucket=bucket, entries=delta)
         stmt = stmt.on_conflict_do_update(
             index_elements=["code", "level", "bucket"], set_={"entries": C.c.entries + stmt.excluded.entries}
         )
-        await conn.execute(stmt)
+        await tx.execute(stmt)
 
 
-async def rebuild_counts(conn: AsyncConnection) -> None:
+async def rebuild_counts(tx: Tx) -> None:
     """Recount every bucket from the entries (after a bulk load; migration 0003 does the same)."""
-    await conn.execute(delete(LeaderboardCount))
+    await tx.execute(delete(LeaderboardCount))
     for kind in PlayerKind:
         key = T.c.code if kind == PlayerKind.HUMAN else literal("bot:") + T.c.code
         for level, shift in LEVELS:
@@ -138,7 +138,7 @@ async def rebuild_counts(conn: AsyncConnection) -> None:
                 .group_by(key, bucket)
             )
             columns = ["code", "level", "bucket", "entries"]
-            await conn.execute(insert(LeaderboardCount).from_select(columns, rows))
+            await tx.execute(insert(LeaderboardCount).from_select(columns, rows))
 
 
 def _entries() -> Select[Any]:
@@ -176,17 +176,17 @@ def ties_part(code: str, key: int, player_id: str, kind: str = PlayerKind.HUMAN)
 
 
 async def position(
-    conn: AsyncConnection, code: str, key: int, player_id: str, kind: str = PlayerKind.HUMAN
+    tx: Tx, code: str, key: int, player_id: str, kind: str = PlayerKind.HUMAN
 ) -> tuple[int, int]:
     """(entries listed before this one, entries ranked strictly better): one round trip."""
     query = select(ties_part(code, key, player_id, kind), *better_parts(code, key, kind))
-    parts = (await conn.execute(query)).one()
+    parts = (await tx.execute(query)).one()
     better = sum(int(part) for part in parts[1:])
     return better + int(parts[0]), better
 
 
 async def top(
-    conn: AsyncConnection, code: str, limit: int, cursor: str | None = None, kind: str = PlayerKind.HUMAN
+    tx: Tx, code: str, limit: int, cursor: str | None = None, kind: str = PlayerKind.HUMAN
 ) -> Window:
     """A page of the board in ranking order, after ``cursor`` (keyset paging: stable)."""
     query = _entries().where(_on_board(code, kind))
@@ -194,19 +194,19 @@ async def top(
         key, player_id = decode_cursor(cursor)
         query = query.where(tuple_(T.c.sort_key, T.c.player_id) > tuple_(key, player_id))
     query = query.order_by(T.c.sort_key, T.c.player_id).limit(limit + 1)
-    rows = list((await conn.execute(query)).all())
+    rows = list((await tx.execute(query)).all())
     more, rows = len(rows) > limit, rows[:limit]
     if not rows:
         return Window([])
     offset, less = 0, 0
     if cursor is not None:
-        offset, less = await position(conn, code, rows[0].sort_key, rows[0].player_id, kind)
+        offset, less = await position(tx, code, rows[0].sort_key, rows[0].player_id, kind)
     entries = _ranked(rows, offset, less)
     return Window(entries, encode_cursor(rows[-1]) if more else None)
 
 
 async def with_flagged(
-    conn: AsyncConnection, code: str, limit: int, cursor: str | None = None, kind: str = PlayerKind.HUMAN
+    tx: Tx, code: str, limit: int, cursor: str | None = None, kind: str = PlayerKind.HUMAN
 ) -> Window:
     """The board with its flagged entries too, each marked by its ``standing``.
 
@@ -221,15 +221,15 @@ async def with_flagged(
     if cursor is not None:
         key, player_id = decode_cursor(cursor)
         query = query.where(tuple_(T.c.sort_key, T.c.player_id) > tuple_(key, player_id))
-    rows = list((await conn.execute(query.order_by(T.c.sort_key, T.c.player_id).limit(limit + 1))).all())
+    rows = list((await tx.execute(query.order_by(T.c.sort_key, T.c.player_id).limit(limit + 1))).all())
     more, rows = len(rows) > limit, rows[:limit]
     if not rows:
         return Window([])
     first = rows[0]
     ahead = tuple_(T.c.sort_key, T.c.player_id) < tuple_(first.sort_key, first.player_id)
-    offset = int((await conn.execute(select(func.count()).where(shown, ahead))).scalar_one())
+    offset = int((await tx.execute(select(func.count()).where(shown, ahead))).scalar_one())
     better = select(func.count()).where(shown, T.c.sort_key < first.sort_key)
-    less = int((await conn.execute(better)).scalar_one())
+    less = int((await tx.execute(better)).scalar_one())
     return Window(_ranked(rows, offset, less), encode_cursor(rows[-1]) if more else None)
 
 
@@ -244,7 +244,7 @@ def _branch(kind: str, query: Select[Any]) -> Select[Any]:
 
 
 async def around(
-    conn: AsyncConnection, code: str, player_id: str, radius: int, kind: str = PlayerKind.HUMAN
+    tx: Tx, code: str, player_id: str, radius: int, kind: str = PlayerKind.HUMAN
 ) -> Window | None:
     """A player's listed entry with up to ``radius`` entries either side, all ranked; None if absent.
 
@@ -257,7 +257,7 @@ async def around(
     above = board.where(mine < here).order_by(T.c.sort_key.desc(), T.c.player_id.desc()).limit(radius)
     below = board.where(mine > here).order_by(T.c.sort_key, T.c.player_id).limit(radius)
     me_q = board.where(T.c.player_id == player_id)
-    rows = (await conn.execute(union_all(_branch("m", me_q), _branch("a", above), _branch("b", below)))).all()
+    rows = (await tx.execute(union_all(_branch("m", me_q), _branch("a", above), _branch("b", below)))).all()
     me = next((r for r in rows if r.part == "m"), None)
     if me is None:
         return None
@@ -267,7 +267,7 @@ async def around(
     first = window[0]
     counts = select(ties_part(code, me.sort_key, player_id, kind), *better_parts(code, me.sort_key, kind))
     counts = counts.add_columns(*better_parts(code, first.sort_key, kind))
-    parts = [int(p) for p in (await conn.execute(counts)).one()]
+    parts = [int(p) for p in (await tx.execute(counts)).one()]
     better_me, better_first = sum(parts[1:5]), sum(parts[5:9])
     start = better_me + parts[0] - len(up)
     entries = _ranked(window, start, better_first)

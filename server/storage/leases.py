@@ -16,8 +16,9 @@ from collections.abc import Sequence
 
 from sqlalchemy import text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection
 
+from server.storage.db import Database
 from server.storage.models import GameLease
 from server.storage.writer import GroupWriter, Write, batch_rows, settle
 
@@ -26,7 +27,7 @@ class StorageFenced(RuntimeError):
     """Another instance has taken the game: this write was not stored and never will be."""
 
 
-async def take(engine: AsyncEngine, game_id: str, holder: str) -> int:
+async def take(db: Database, game_id: str, holder: str) -> int:
     """Take a game for ``holder``: its new fencing token, committed before this returns."""
     statement = (
         pg_insert(GameLease)
@@ -36,8 +37,8 @@ async def take(engine: AsyncEngine, game_id: str, holder: str) -> int:
         )
         .returning(GameLease.token)
     )
-    async with engine.begin() as conn:
-        return int((await conn.execute(statement)).scalar_one())
+    async with db.transaction() as tx:
+        return int((await tx.execute(statement)).scalar_one())
 
 
 async def tokens(conn: AsyncConnection, game_ids: Sequence[str]) -> dict[str, int]:

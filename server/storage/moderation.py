@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Row, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
 
+from server.storage.db import Tx
 from server.storage.models import AdminToken, AuditEntry, LeaderboardEntry, Player
 from server.storage.queries import hash_token, new_id
 
@@ -22,21 +22,21 @@ ENTRIES = LeaderboardEntry.__table__
 PLAYERS = Player.__table__
 
 
-async def create_token(conn: AsyncConnection, name: str, now_ms: int) -> tuple[str, str]:
+async def create_token(tx: Tx, name: str, now_ms: int) -> tuple[str, str]:
     """A new operator (id, token); only the token's SHA-256 is stored."""
     admin_id, token = new_id("a"), "sa_" + secrets.token_urlsafe(32)
     values = {"id": admin_id, "name": name, "token_hash": hash_token(token), "created_ms": now_ms}
-    await conn.execute(insert(AdminToken).values(**values))
+    await tx.execute(insert(AdminToken).values(**values))
     return admin_id, token
 
 
-async def admin_by_token(conn: AsyncConnection, token: str) -> Row[Any] | None:
+async def admin_by_token(tx: Tx, token: str) -> Row[Any] | None:
     query = select(ADMINS).where(ADMINS.c.token_hash == hash_token(token))
-    return (await conn.execute(query)).first()
+    return (await tx.execute(query)).first()
 
 
 async def audit(
-    conn: AsyncConnection,
+    tx: Tx,
     admin: tuple[str, str],
     action: str,
     target: str,
@@ -54,33 +54,33 @@ async def audit(
         "reason": reason,
         "details": details[:500],
     }
-    result = await conn.execute(insert(AuditEntry).values(**values).returning(AUDIT.c.id))
+    result = await tx.execute(insert(AuditEntry).values(**values).returning(AUDIT.c.id))
     return int(result.scalar_one())
 
 
-async def audit_log(conn: AsyncConnection, limit: int, before: int | None = None) -> Sequence[Row[Any]]:
+async def audit_log(tx: Tx, limit: int, before: int | None = None) -> Sequence[Row[Any]]:
     """Newest first; ``before`` (an id) continues an earlier page."""
     query = select(AUDIT)
     if before is not None:
         query = query.where(AUDIT.c.id < before)
-    return (await conn.execute(query.order_by(AUDIT.c.id.desc()).limit(limit))).all()
+    return (await tx.execute(query.order_by(AUDIT.c.id.desc()).limit(limit))).all()
 
 
-async def entry_of_game(conn: AsyncConnection, game_id: str) -> Row[Any] | None:
+async def entry_of_game(tx: Tx, game_id: str) -> Row[Any] | None:
     """The leaderboard entry a game made (with its player's ban), if it is still the entry."""
     query = (
         select(ENTRIES, PLAYERS.c.banned_ms)
         .join(PLAYERS, PLAYERS.c.id == ENTRIES.c.player_id)
         .where(ENTRIES.c.game_id == game_id)
     )
-    return (await conn.execute(query)).first()
+    return (await tx.execute(query)).first()
 
 
-async def ban(conn: AsyncConnection, player_id: str, now_ms: int) -> bool:
+async def ban(tx: Tx, player_id: str, now_ms: int) -> bool:
     """Mark a player banned (a repeat keeps the first time); False if there is no such player."""
-    found = (await conn.execute(select(PLAYERS.c.banned_ms).where(PLAYERS.c.id == player_id))).first()
+    found = (await tx.execute(select(PLAYERS.c.banned_ms).where(PLAYERS.c.id == player_id))).first()
     if found is None:
         return False
     if found.banned_ms is None:
-        await conn.execute(update(Player).where(PLAYERS.c.id == player_id).values(banned_ms=now_ms))
+        await tx.execute(update(Player).where(PLAYERS.c.id == player_id).values(banned_ms=now_ms))
     return True

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Row, Table, and_, func, or_, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.features.leaderboards.model import sort_key
 from server.features.profiles.model import (
@@ -23,6 +22,7 @@ from server.features.profiles.model import (
     fold_finish,
     percentile,
 )
+from server.storage.db import Tx
 from server.storage.dialect import upsert
 from server.storage.leaderboards import position
 from server.storage.models import (
@@ -43,27 +43,27 @@ FIX_AT_ONCE = 100  # daily ranks fixed by one read of the statistics (about 0.3 
 Fold = Callable[[dict[str, Any] | None], dict[str, Any] | None]
 
 
-async def _fold(conn: AsyncConnection, table: Table, key: dict[str, Any], fold: Fold) -> None:
+async def _fold(tx: Tx, table: Table, key: dict[str, Any], fold: Fold) -> None:
     """Change one statistics row by ``fold`` (given None when there is no row yet), locked."""
     where = and_(*(table.c[name] == value for name, value in key.items()))
     locked = select(table).where(where).with_for_update()
-    row = (await conn.execute(locked)).first()
+    row = (await tx.execute(locked)).first()
     if row is None:
         values = fold(None)
         if values is None:
             return
-        inserted = await conn.execute(upsert(conn, table).values(**key, **values).on_conflict_do_nothing())
+        inserted = await tx.execute(upsert(tx, table).values(**key, **values).on_conflict_do_nothing())
         if inserted.rowcount == 1:
             return
-        row = (await conn.execute(locked)).one()  # another instance inserted it meanwhile
+        row = (await tx.execute(locked)).one()  # another instance inserted it meanwhile
     current = {name: value for name, value in row._mapping.items() if name not in key}
     values = fold(current)
     if values is not None:
-        await conn.execute(update(table).where(where).values(**values))
+        await tx.execute(update(table).where(where).values(**values))
 
 
 async def record_finish(
-    conn: AsyncConnection,
+    tx: Tx,
     player_id: str,
     family: str,
     won: bool,
@@ -73,18 +73,18 @@ async def record_finish(
 ) -> None:
     """One more finished game on a variant's totals."""
     key = {"player_id": player_id, "family": family}
-    await _fold(conn, STATS, key, lambda row: fold_finish(row, won, moves, elapsed_ms, at_ms))
+    await _fold(tx, STATS, key, lambda row: fold_finish(row, won, moves, elapsed_ms, at_ms))
 
 
-async def record_daily(conn: AsyncConnection, player_id: str, day: str, code: str, game_id: str) -> None:
+async def record_daily(tx: Tx, player_id: str, day: str, code: str, game_id: str) -> None:
     """A finished ranked daily attempt: its row (rank fixed later), and the day on the totals."""
     seen = select(func.count()).where(DAILIES.c.player_id == player_id, DAILIES.c.day == day)
-    new_day = int((await conn.execute(seen)).scalar_one()) == 0
+    new_day = int((await tx.execute(seen)).scalar_one()) == 0
     row = {"player_id": player_id, "code": code, "day": day, "game_id": game_id}
-    inserted = await conn.execute(upsert(conn, DAILIES).values(**row).on_conflict_do_nothing())
+    inserted = await tx.execute(upsert(tx, DAILIES).values(**row).on_conflict_do_nothing())
     if inserted.rowcount != 1:
         return  # already counted (one ranked attempt per code)
-    await _fold(conn, DAILY_STATS, {"player_id": player_id}, lambda r: fold_daily(r, day, new_day))
+    await _fold(tx, DAILY_STATS, {"player_id": player_id}, lambda r: fold_daily(r, day, new_day))
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +98,7 @@ class Home:
     variants: dict[str, Row[Any]]
 
 
-async def home(conn: AsyncConnection, player_id: str, today: str) -> Home | None:
+async def home(tx: Tx, player_id: str, today: str) -> Home | None:
     """The player's statistics rows, or None for an unknown player."""
     pending = (
         select(DAILIES.c.code)
@@ -113,15 +113,15 @@ async def home(conn: AsyncConnection, player_id: str, today: str) -> Home | None
         .select_from(players.outerjoin(DAILY_STATS, DAILY_STATS.c.player_id == players.c.id))
         .where(players.c.id == player_id)
     )
-    row = (await conn.execute(query)).first()
+    row = (await tx.execute(query)).first()
     if row is None:
         return None
-    rows = (await conn.execute(select(STATS).where(STATS.c.player_id == player_id))).all()
+    rows = (await tx.execute(select(STATS).where(STATS.c.player_id == player_id))).all()
     daily = row if row.days_played is not None else None
     return Home(row.name, daily, bool(row.pending), {r.family: r for r in rows})
 
 
-async def fix_ranks(conn: AsyncConnection, player_id: str, today: str, at_most: int = FIX_AT_ONCE) -> int:
+async def fix_ranks(tx: Tx, player_id: str, today: str, at_most: int = FIX_AT_ONCE) -> int:
     """Fix the rank and percentile of the finished dailies of days that have ended, once,
     oldest first and at most ``at_most`` in one read (the next read goes on).
 
@@ -135,18 +135,18 @@ async def fix_ranks(conn: AsyncConnection, player_id: str, today: str, at_most: 
         .limit(at_most)
     )
     fixed = 0
-    for row in (await conn.execute(pending)).all():
+    for row in (await tx.execute(pending)).all():
         entry_q = select(ENTRIES).where(ENTRIES.c.code == row.code, ENTRIES.c.player_id == player_id)
-        entry = (await conn.execute(entry_q)).first()
+        entry = (await tx.execute(entry_q)).first()
         if entry is None:
             continue
         key = sort_key(bool(entry.won), entry.progress, entry.moves, entry.elapsed_ms)
-        _, better = await position(conn, row.code, key, player_id)
+        _, better = await position(tx, row.code, key, player_id)
         count_q = select(func.count()).where(ENTRIES.c.code == row.code)
-        entries = int((await conn.execute(count_q)).scalar_one())
+        entries = int((await tx.execute(count_q)).scalar_one())
         rank = better + 1
         share = percentile(rank, entries)
-        done = await conn.execute(
+        done = await tx.execute(
             update(DAILIES)
             .where(DAILIES.c.player_id == player_id, DAILIES.c.code == row.code, DAILIES.c.rank.is_(None))
             .values(rank=rank, entries=entries, percentile=share)
@@ -167,13 +167,13 @@ async def fix_ranks(conn: AsyncConnection, player_id: str, today: str, at_most: 
                 "percentiles": add_percentile(totals["percentiles"], share),
             }
 
-        await _fold(conn, DAILY_STATS, {"player_id": player_id}, take)
+        await _fold(tx, DAILY_STATS, {"player_id": player_id}, take)
         fixed += 1
     return fixed
 
 
 async def history(
-    conn: AsyncConnection,
+    tx: Tx,
     player_id: str,
     narrow: HistoryFilter,
     *,
@@ -206,9 +206,9 @@ async def history(
         created, game_id = after
         query = query.where(or_(g.created_ms < created, and_(g.created_ms == created, g.id < game_id)))
     query = query.order_by(g.created_ms.desc(), g.id.desc()).limit(limit)
-    return (await conn.execute(query)).all()
+    return (await tx.execute(query)).all()
 
 
-async def player_name(conn: AsyncConnection, player_id: str) -> str | None:
+async def player_name(tx: Tx, player_id: str) -> str | None:
     players = Player.__table__
-    return (await conn.execute(select(players.c.name).where(players.c.id == player_id))).scalar_one_or_none()
+    return (await tx.execute(select(players.c.name).where(players.c.id == player_id))).scalar_one_or_none()

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Row, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
 
+from server.storage.db import Tx
 from server.storage.dialect import upsert
 from server.storage.models import ActionRow, LeaderboardEntry, Player, ResultSignal
 
@@ -17,38 +17,38 @@ P = Player.__table__
 A = ActionRow.__table__
 
 
-async def player_kind(conn: AsyncConnection, player_id: str) -> tuple[str, bool]:
+async def player_kind(tx: Tx, player_id: str) -> tuple[str, bool]:
     """(kind, banned) of a player."""
-    row = (await conn.execute(select(P.c.kind, P.c.banned_ms).where(P.c.id == player_id))).one()
+    row = (await tx.execute(select(P.c.kind, P.c.banned_ms).where(P.c.id == player_id))).one()
     return str(row.kind), row.banned_ms is not None
 
 
-async def insert_signals(conn: AsyncConnection, values: dict[str, Any]) -> None:
+async def insert_signals(tx: Tx, values: dict[str, Any]) -> None:
     """The signals of a ranked result, taken at its finish (one row per game)."""
-    await conn.execute(upsert(conn, S).values(**values).on_conflict_do_nothing())
+    await tx.execute(upsert(tx, S).values(**values).on_conflict_do_nothing())
 
 
-async def record_analysis(conn: AsyncConnection, game_id: str, values: dict[str, Any]) -> None:
+async def record_analysis(tx: Tx, game_id: str, values: dict[str, Any]) -> None:
     """The solver's comparison, added after the finish."""
-    await conn.execute(update(ResultSignal).where(S.c.game_id == game_id).values(**values))
+    await tx.execute(update(ResultSignal).where(S.c.game_id == game_id).values(**values))
 
 
-async def action_texts(conn: AsyncConnection, game_id: str) -> list[str]:
+async def action_texts(tx: Tx, game_id: str) -> list[str]:
     query = select(A.c.action).where(A.c.game_id == game_id).order_by(A.c.seq)
-    return [str(a) for a in (await conn.execute(query)).scalars()]
+    return [str(a) for a in (await tx.execute(query)).scalars()]
 
 
-async def unanalysed(conn: AsyncConnection, limit: int) -> list[tuple[str, str]]:
+async def unanalysed(tx: Tx, limit: int) -> list[tuple[str, str]]:
     """(game id, code) of results the solver has not compared yet (after a restart)."""
     query = select(S.c.game_id, S.c.code).where(S.c.analysed_ms.is_(None)).limit(limit)
-    return [(str(r.game_id), str(r.code)) for r in await conn.execute(query)]
+    return [(str(r.game_id), str(r.code)) for r in await tx.execute(query)]
 
 
-async def signals_of(conn: AsyncConnection, game_id: str) -> Row[Any] | None:
-    return (await conn.execute(select(S).where(S.c.game_id == game_id))).first()
+async def signals_of(tx: Tx, game_id: str) -> Row[Any] | None:
+    return (await tx.execute(select(S).where(S.c.game_id == game_id))).first()
 
 
-async def entries_in(conn: AsyncConnection, standing: str, limit: int) -> Sequence[Row[Any]]:
+async def entries_in(tx: Tx, standing: str, limit: int) -> Sequence[Row[Any]]:
     """Entries of one standing with their signals and player, oldest result first."""
     query = (
         select(T, P.c.name, *[c.label(f"s_{c.name}") for c in S.c if c.name not in ("game_id", "code")])
@@ -58,4 +58,4 @@ async def entries_in(conn: AsyncConnection, standing: str, limit: int) -> Sequen
         .order_by(T.c.finished_ms, T.c.code, T.c.player_id)
         .limit(limit)
     )
-    return (await conn.execute(query)).all()
+    return (await tx.execute(query)).all()

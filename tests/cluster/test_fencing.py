@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import insert, select
 
 from server.storage import leases
-from server.storage.db import make_engine
+from server.storage.db import Database, make_engine
 from server.storage.models import ActionRow, GameRow, Player
 from server.storage.writer import Write
 from tests.support import game_values
@@ -26,6 +26,7 @@ def action_write(game_id: str, seq: int, fence: int) -> Write:
 
 async def test_a_write_with_a_lost_token_is_never_stored_and_the_rest_of_its_batch_is(pg_url: str) -> None:
     engine = make_engine(pg_url)
+    db = Database(engine)
     writer = leases.FencedWriter(engine)
     writer.start()
     try:
@@ -40,9 +41,9 @@ async def test_a_write_with_a_lost_token_is_never_stored_and_the_rest_of_its_bat
                     game_values("g_kept", "p_fence", "SH1-C4-AAAAAJ2"),
                 ],
             )
-        paused = await leases.take(engine, "g_lost", "instance-a")  # A owns it, then pauses
-        kept = await leases.take(engine, "g_kept", "instance-a")
-        assert await leases.take(engine, "g_lost", "instance-b") == paused + 1  # B takes it over
+        paused = await leases.take(db, "g_lost", "instance-a")  # A owns it, then pauses
+        kept = await leases.take(db, "g_kept", "instance-a")
+        assert await leases.take(db, "g_lost", "instance-b") == paused + 1  # B takes it over
         results = await asyncio.gather(
             writer.submit(action_write("g_lost", 0, paused)),
             writer.submit(action_write("g_kept", 0, kept)),

@@ -1,22 +1,21 @@
 """GameService, the one writer of game state, without sockets, databases or sleeping.
 
 The service is built with a writer the test holds and fails at will (``Writes``), the real
-in-memory hub (recording what the service tells it), an unbound session maker (reading a game
-from storage would raise) and a clock the test moves. Each change must go draft -> commit ->
+in-memory hub (recording what the service tells it), a database with nothing behind it (reading a
+game from storage raises) and a clock the test moves. Each change must go draft -> commit ->
 adopt: these tests look at memory, the writes, the pushes and the hooks between those steps.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 import pytest
-from sqlalchemy.exc import UnboundExecutionError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession, async_sessionmaker
 
 from engine import Action, Game, IllegalAction, Refusal, Result, Status, parse_code
 from engine.codes import make_code
@@ -25,6 +24,7 @@ from server.core import topics
 from server.core.games import IDLE_GAP_CAP_MS, GameService, LiveGame
 from server.core.hub import Hub
 from server.errors import ProtocolError
+from server.storage.db import Database, Tx
 from server.storage.faults import StorageInDoubt, StorageUnavailable
 from server.storage.writer import Write
 from tests.support import ManualClock
@@ -36,8 +36,29 @@ START_MS = 1_900_000_000_000
 OWNER, OTHER = "p_owner", "p_other"
 DEADLINE_S = 1.0
 TICKS = 200  # how many turns of the event loop a condition may take to come true
-TRANSACTION = cast(AsyncConnection, object())  # what a finish hook gets for the commit's connection
+TRANSACTION = cast(Tx, object())  # what a finish hook gets for the commit's connection
 T = TypeVar("T")
+
+
+class Unbound(RuntimeError):
+    """A unit of work opened where no database is behind the service."""
+
+
+class NoDatabase(Database):
+    """The service's database, with nothing behind it: opening a unit of work raises."""
+
+    def __init__(self) -> None:
+        pass  # no engine
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Tx]:
+        raise Unbound("no database behind this service")
+        yield cast(Tx, None)
+
+    @contextlib.asynccontextmanager
+    async def read(self) -> AsyncIterator[Tx]:
+        raise Unbound("no database behind this service")
+        yield cast(Tx, None)
 
 
 class FakeWriter:
@@ -148,7 +169,7 @@ class Rig:
     hub: RecordingHub
     clock: ManualClock
     journal: list[str]
-    finishes: list[tuple[LiveGame, AsyncConnection]]
+    finishes: list[tuple[LiveGame, Tx]]
     seen: list[tuple[int, int]]  # (seq, commits so far) each time a listener ran
 
     async def new_game(self) -> LiveGame:
@@ -170,11 +191,10 @@ class Rig:
 def make_rig(cache_size: int = 100, leases: FixedLeases | None = None) -> Rig:
     journal: list[str] = []
     writer, hub, clock = FakeWriter(journal), RecordingHub(journal), ManualClock(START_MS)
-    unbound: async_sessionmaker[AsyncSession] = async_sessionmaker()  # no database behind it
-    service = GameService(unbound, writer, hub, clock, cache_size=cache_size, leases=leases)
+    service = GameService(NoDatabase(), writer, hub, clock, cache_size=cache_size, leases=leases)
     rig = Rig(service, writer, hub, clock, journal, [], [])
 
-    async def on_finish(live: LiveGame, conn: AsyncConnection) -> None:
+    async def on_finish(live: LiveGame, conn: Tx) -> None:
         rig.finishes.append((live, conn))
 
     service.finish_hooks.append(on_finish)
@@ -257,7 +277,7 @@ async def test_a_commit_in_doubt_forgets_the_game_so_it_is_read_again_from_stora
     error = await refused(rig.act(live, 0, WIN[0]), ErrorCode.UNAVAILABLE)
     assert "open the game again" in error.message
     assert live.game.seq == 0 and live.evicted and rig.hub.released == [topics.game(live.id)]
-    with pytest.raises(UnboundExecutionError):  # memory no longer answers: storage is asked
+    with pytest.raises(Unbound):  # memory no longer answers: storage is asked
         await rig.service.get(live.id)
 
 

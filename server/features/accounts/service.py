@@ -9,8 +9,6 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy.exc import IntegrityError
-
 from server.core.backoff import BackoffRule, FailureCounts
 from server.core.quotas import Rate
 from server.core.services import Services
@@ -25,8 +23,8 @@ from server.features.accounts.model import (
     verify_password,
 )
 from server.storage import accounts as store
-from server.storage.accounts import Identity
-from server.storage.models import Account
+from server.storage.accounts import Identity, StoredAccount
+from server.storage.faults import Conflict
 from wire import ErrorCode
 
 ACCOUNT_FREE_FAILURES = 5  # per username, then each failure doubles the wait (1 s, 2 s, … 15 min)
@@ -56,8 +54,8 @@ class Accounts:
         )
 
     async def identify(self, token: str) -> Identity:
-        async with self.services.engine.connect() as conn:
-            found = await store.identify(conn, token)
+        async with self.services.db.read() as tx:
+            found = await store.identify(tx, token)
         if found is None:
             raise ProtocolError(ErrorCode.BAD_TOKEN, "unknown token")
         return found
@@ -73,11 +71,11 @@ class Accounts:
         keys = username_keys(clean)
         digest = await asyncio.to_thread(hash_password, password)
         try:
-            async with self.services.engine.begin() as conn:
-                await store.create_account(conn, who.player_id, clean, keys, digest, self.services.clock())
-        except IntegrityError:
-            async with self.services.engine.connect() as conn:
-                reason = await store.why_refused(conn, who.player_id, keys)
+            async with self.services.db.transaction() as tx:
+                await store.create_account(tx, who.player_id, clean, keys, digest, self.services.clock())
+        except Conflict:
+            async with self.services.db.read() as tx:
+                reason = await store.why_refused(tx, who.player_id, keys)
             if isinstance(reason, store.AlreadyAnAccount):
                 raise ProtocolError(ErrorCode.CONFLICT, "this player has an account already") from None
             if isinstance(reason, store.UsernameTaken):
@@ -114,27 +112,27 @@ class Accounts:
         """A new session for the account, or one answer for every failure (slowed past a few)."""
         key, fold = self._keys(username)
         await self._check_wait(key, address)
-        async with self.services.engine.connect() as conn:
-            account = None if fold is None else await store.account_by_fold(conn, fold)
+        async with self.services.db.read() as tx:
+            account = None if fold is None else await store.account_by_fold(tx, fold)
         stored = account.password_hash if account else None
         matched = await asyncio.to_thread(verify_password, stored, password)  # unknown names too: same time
         if account is None or not matched:
             await self._failed(key, address)
             raise bad_credentials()
         await self.by_account.succeeded(key)
-        async with self.services.engine.begin() as conn:
-            session_id, token = await store.new_session(conn, account.player_id, label, self.services.clock())
-            player = await store.identify(conn, token)
+        async with self.services.db.transaction() as tx:
+            session_id, token = await store.new_session(tx, account.player_id, label, self.services.clock())
+            player = await store.identify(tx, token)
         assert player is not None
         return LoggedIn(account.player_id, player.name, account.username, session_id, token)
 
-    async def account_of(self, player_id: str) -> Account | None:
-        async with self.services.engine.connect() as conn:
-            return await store.account_of(conn, player_id)
+    async def account_of(self, player_id: str) -> StoredAccount | None:
+        async with self.services.db.read() as tx:
+            return await store.account_of(tx, player_id)
 
     async def sessions(self, who: Identity) -> list[dict[str, Any]]:
-        async with self.services.engine.connect() as conn:
-            rows = await store.sessions_of(conn, who.player_id)
+        async with self.services.db.read() as tx:
+            rows = await store.sessions_of(tx, who.player_id)
         return [
             {"id": r.id, "label": r.label, "created_at": r.created_ms, "current": r.id == who.session_id}
             for r in rows
@@ -142,8 +140,8 @@ class Accounts:
 
     async def end(self, who: Identity, session_id: str | None = None, keep: str | None = None) -> int:
         """End one session (or all but ``keep``); its sockets close now. Returns how many ended."""
-        async with self.services.engine.begin() as conn:
-            hashes = await store.end_sessions(conn, who.player_id, session_id, keep)
+        async with self.services.db.transaction() as tx:
+            hashes = await store.end_sessions(tx, who.player_id, session_id, keep)
         await self.services.peers.end_sessions(set(hashes))
         return len(hashes)
 
@@ -166,6 +164,6 @@ class Accounts:
             raise ProtocolError(ErrorCode.BAD_CREDENTIALS, "wrong password", field="password")
         check_password(new, account.username, field="new_password")
         digest = await asyncio.to_thread(hash_password, new)
-        async with self.services.engine.begin() as conn:
-            await store.set_password(conn, who.player_id, digest, self.services.clock())
+        async with self.services.db.transaction() as tx:
+            await store.set_password(tx, who.player_id, digest, self.services.clock())
         return await self.end(who, keep=who.session_id)

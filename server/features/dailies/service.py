@@ -19,8 +19,6 @@ import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy.exc import IntegrityError
-
 from engine import GameCode, parse_code
 from engine.vocabulary import Result
 from server.core.games import LiveGame
@@ -37,7 +35,7 @@ from server.features.dailies.model import (
 from server.features.solutions.model import daily_length, proven_length
 from server.features.solutions.pool import SolverLost, SolverPool, refusal
 from server.storage import dailies as store
-from server.storage.faults import brief, is_away
+from server.storage.faults import Conflict, brief, is_away
 from server.storage.stored_secrets import stored_or_new
 
 log = logging.getLogger(__name__)
@@ -88,9 +86,9 @@ class Dailies:
             self.secret = self.services.settings.secret
             log.info("daily codes derive from the secret set in SOLITAIRE_SECRET")
             return
-        async with self.services.engine.begin() as conn:
+        async with self.services.db.transaction() as tx:
             fresh = secrets.token_urlsafe(48)
-            self.secret, created = await stored_or_new(conn, SECRET_NAME, fresh, self.services.clock())
+            self.secret, created = await stored_or_new(tx, SECRET_NAME, fresh, self.services.clock())
         since = datetime.fromtimestamp(created / 1000, UTC).isoformat(timespec="seconds")
         log.info("daily codes derive from the secret stored in the database (generated %s)", since)
 
@@ -105,8 +103,8 @@ class Dailies:
         cached = self._codes.get((day, family))
         if cached is not None:
             return cached
-        async with self.services.engine.connect() as conn:
-            found = await store.stored_code(conn, day, family)
+        async with self.services.db.read() as tx:
+            found = await store.stored_code(tx, day, family)
         candidates = itertools.count()
         while found is None:
             found = await self._try_candidate(day, family, next(candidates))
@@ -136,12 +134,12 @@ class Dailies:
         if chosen is None:
             return None
         text = str(chosen)
-        async with self.services.engine.begin() as conn:
-            if await self.is_acceptable(await store.code_used(conn, text), chosen):
+        async with self.services.db.transaction() as tx:
+            if await self.is_acceptable(await store.code_used(tx, text), chosen):
                 now, salt = self.services.clock(), secrets.token_hex(16)
-                await store.insert_if_absent(conn, day, family, text, now, proven_length(text), salt)
-        async with self.services.engine.connect() as conn:
-            return await store.stored_code(conn, day, family)
+                await store.insert_if_absent(tx, day, family, text, now, proven_length(text), salt)
+        async with self.services.db.read() as tx:
+            return await store.stored_code(tx, day, family)
 
     def _remember(self, challenge: Challenge) -> None:
         self._codes[(challenge.day, challenge.family)] = challenge
@@ -151,8 +149,8 @@ class Dailies:
         """Every family's challenge for today (created when missing) or a past day (as stored)."""
         if day == self.today():
             return [await self.challenge(day, family) for family in FAMILIES]
-        async with self.services.engine.connect() as conn:
-            found = await store.codes_of_day(conn, day)
+        async with self.services.db.read() as tx:
+            found = await store.codes_of_day(tx, day)
         out = [Challenge(day, family, *found[family]) for family in FAMILIES if family in found]
         for challenge in out:
             self._remember(challenge)
@@ -165,15 +163,15 @@ class Dailies:
 
     async def solution_lengths(self, day: str) -> dict[str, int | None]:
         """Each family's proven solution length that day: a difficulty figure, shown after the day."""
-        async with self.services.engine.connect() as conn:
-            return await store.solution_lengths(conn, day)
+        async with self.services.db.read() as tx:
+            return await store.solution_lengths(tx, day)
 
     async def day_of_code(self, code: str) -> str | None:
         """The day a code was the daily challenge, or None for an ordinary code."""
         if code in self._days_of:
             return self._days_of[code]
-        async with self.services.engine.connect() as conn:
-            found = await store.day_of_code(conn, code)
+        async with self.services.db.read() as tx:
+            found = await store.day_of_code(tx, code)
         if found is None:
             return None
         self._days_of[code] = found[0]
@@ -191,7 +189,7 @@ class Dailies:
         if day is None:
             return await self.games.create(player_id, name, code, race_id=race_id)
         if day == self.today() and not await self._has_ranked(player_id, text):
-            with contextlib.suppress(IntegrityError):  # another tab or instance got there first
+            with contextlib.suppress(Conflict):  # another tab or instance got there first
                 return await self.games.create(player_id, name, code, daily_day=day, race_id=race_id)
         return await self.games.create(player_id, name, code, daily_day=day, ranked=False, race_id=race_id)
 
@@ -206,8 +204,8 @@ class Dailies:
         That is what makes a stuck game count: resigning runs the finish
         hooks, which enter it on the leaderboard.
         """
-        async with self.services.engine.connect() as conn:
-            game_ids = await store.open_games_in(conn, player_id, code, NO_PROGRESS_STATUSES)
+        async with self.services.db.read() as tx:
+            game_ids = await store.open_games_in(tx, player_id, code, NO_PROGRESS_STATUSES)
         for game_id in game_ids:
             live = await self.games.get(game_id)
             if live is not None and not live.finished and live.status in NO_PROGRESS_STATUSES:
@@ -215,8 +213,8 @@ class Dailies:
                     await self.games.end(game_id, player_id, Result.RESIGNED)
 
     async def _has_ranked(self, player_id: str, code: str) -> bool:
-        async with self.services.engine.connect() as conn:
-            return await store.has_ranked(conn, player_id, code)
+        async with self.services.db.read() as tx:
+            return await store.has_ranked(tx, player_id, code)
 
     # -- the end of a day ------------------------------------------------------------------
 
@@ -226,8 +224,8 @@ class Dailies:
         Expiring runs the finish hooks, so each counts with the progress it had.
         Returns how many games were expired. Safe to call at any time.
         """
-        async with self.services.engine.connect() as conn:
-            due = await store.open_ranked_before(conn, today or self.today())
+        async with self.services.db.read() as tx:
+            due = await store.open_ranked_before(tx, today or self.today())
         expired = 0
         for start in range(0, len(due), EXPIRE_IN_FLIGHT):  # many at once, a bounded number in flight
             batch = due[start : start + EXPIRE_IN_FLIGHT]

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute
@@ -24,6 +23,7 @@ from server.errors import ProtocolError, code_or_error
 from server.features.dailies.model import family_of, parse_day
 from server.features.dailies.service import Dailies
 from server.features.leaderboards.model import DEFAULT_LIMIT, DEFAULT_RADIUS, MAX_LIMIT, MAX_RADIUS
+from server.storage.db import Database
 from server.storage.leaderboards import around, top, with_flagged
 from wire import ErrorCode, PlayerKind
 
@@ -58,8 +58,8 @@ def include_param(value: str | None) -> bool:
 class LeaderboardsApi:
     """The read side of the boards; counting is :class:`~.service.Leaderboards`' job."""
 
-    def __init__(self, engine: AsyncEngine, dailies: Dailies) -> None:
-        self.engine = engine
+    def __init__(self, db: Database, dailies: Dailies) -> None:
+        self.db = db
         self.dailies = dailies
 
     def routes(self) -> list[BaseRoute]:
@@ -102,16 +102,16 @@ class LeaderboardsApi:
         cursor = request.query_params.get("cursor") or None
         kind = kind_param(request.query_params.get("kind"))
         read = with_flagged if include_param(request.query_params.get("include")) else top
-        async with self.engine.connect() as conn:
-            window = await read(conn, named.code, limit, cursor, kind)
+        async with self.db.read() as tx:
+            window = await read(tx, named.code, limit, cursor, kind)
         return JSONResponse({**named.name, "entries": window.entries, "next_cursor": window.next_cursor})
 
     async def rank(self, request: Request, named: Named) -> Response:
         player_id = request.path_params["player_id"]
         radius = int_param(request, "radius", DEFAULT_RADIUS, 0, MAX_RADIUS)
         kind = kind_param(request.query_params.get("kind"))
-        async with self.engine.connect() as conn:
-            window = await around(conn, named.code, player_id, radius, kind)
+        async with self.db.read() as tx:
+            window = await around(tx, named.code, player_id, radius, kind)
         if window is None or window.me is None:
             raise ProtocolError(ErrorCode.NOT_FOUND, "this player has no listed entry on this leaderboard")
         body = {**named.name, "rank": window.me["rank"], "entry": window.me, "entries": window.entries}
@@ -148,8 +148,8 @@ class LeaderboardsApi:
         if not 1 <= limit <= MAX_LIMIT:
             raise ProtocolError(ErrorCode.BAD_MESSAGE, f"limit must be 1 to {MAX_LIMIT}", field="limit")
         caller.follow(topics.leaderboard(named.code))  # before the read, so no update falls between the two
-        async with self.engine.connect() as db:
-            window = await top(db, named.code, limit)
+        async with self.db.read() as tx:
+            window = await top(tx, named.code, limit)
         return {
             "type": "leaderboard",
             **named.name,

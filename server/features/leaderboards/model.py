@@ -14,8 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Row
-
 from server.errors import ProtocolError
 from wire import ErrorCode
 
@@ -55,7 +53,7 @@ class Window:
     me: dict[str, Any] | None = None
 
 
-def entry_json(row: Row[Any], rank: int) -> dict[str, Any]:
+def entry_json(row: Any, rank: int) -> dict[str, Any]:
     """One entry as the API shows it."""
     return {
         "rank": rank,
@@ -90,7 +88,7 @@ def ranks(keys: Sequence[int], offset: int, less_than_first: int) -> list[int]:
     return out
 
 
-def encode_cursor(row: Row[Any]) -> str:
+def encode_cursor(row: Any) -> str:
     return f"{row.sort_key}.{row.player_id}"
 
 

@@ -12,8 +12,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncConnection
-
 from engine.vocabulary import FINAL_RESULTS, Result
 from server.core import topics
 from server.core.games import LiveGame
@@ -21,6 +19,7 @@ from server.core.services import Services
 from server.features.dailies.model import is_sealed
 from server.features.leaderboards.model import sort_key
 from server.features.screening.model import flag_reasons, time_signals
+from server.storage.db import Tx
 from server.storage.leaderboards import around, record
 from server.storage.screening import insert_signals, player_kind
 from wire import PlayerKind, Standing
@@ -60,11 +59,11 @@ class Leaderboards:
         self._locks: dict[str, tuple[asyncio.Lock, list[int]]] = {}  # code -> (lock, users)
         self._tasks: set[asyncio.Task[None]] = set()
 
-    async def on_finish(self, live: LiveGame, conn: AsyncConnection) -> None:
+    async def on_finish(self, live: LiveGame, tx: Tx) -> None:
         """Finish hook: runs inside the transaction that ends the game, so no result is lost."""
         if not counts(live):
             return
-        kind, banned = await player_kind(conn, live.owner_id)
+        kind, banned = await player_kind(tx, live.owner_id)
         if banned:  # a banned player's games stop counting
             return
         signals = time_signals(live.gaps, live.game.seq, live.game.moves, live.undos)
@@ -72,7 +71,7 @@ class Leaderboards:
         standing = Standing.FLAGGED if reasons else Standing.OK
         values = {**entry_values(live), "kind": kind, "standing": standing, "listed": not reasons}
         await insert_signals(
-            conn,
+            tx,
             {
                 "game_id": live.id,
                 "code": str(live.game.code),
@@ -89,7 +88,7 @@ class Leaderboards:
                 "analysed_ms": None if live.result == Result.WON else live.finished_ms or 0,
             },
         )
-        if await record(conn, values) and kind == PlayerKind.HUMAN and not reasons:
+        if await record(tx, values) and kind == PlayerKind.HUMAN and not reasons:
             self._changed[live.id] = str(live.game.code)
 
     def on_change(self, live: LiveGame) -> None:
@@ -110,8 +109,8 @@ class Leaderboards:
         users[0] += 1
         try:
             async with lock:  # one code's updates go out in the order results landed
-                async with self.services.engine.connect() as conn:
-                    window = await around(conn, code, player_id, 0)
+                async with self.services.db.read() as tx:
+                    window = await around(tx, code, player_id, 0)
                 if window is not None and window.me is not None:
                     named: dict[str, Any] = {"code": code} if daily is None else {"code": None, **daily}
                     message = {"type": "leaderboard_update", **named, "entry": window.me}

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Row
-
 from server.vocabulary import AuditAction
 from wire import Standing
 
@@ -17,7 +15,7 @@ REVIEWS: dict[str, tuple[Standing, AuditAction]] = {
 MAX_REASON = 500
 
 
-def flagged_json(row: Row[Any]) -> dict[str, Any]:
+def flagged_json(row: Any) -> dict[str, Any]:
     """A flagged result with its player and every signal the server recorded."""
     return {
         "game_id": row.game_id,
@@ -44,7 +42,7 @@ def flagged_json(row: Row[Any]) -> dict[str, Any]:
     }
 
 
-def audit_json(row: Row[Any]) -> dict[str, Any]:
+def audit_json(row: Any) -> dict[str, Any]:
     return {
         "id": row.id,
         "at": row.at_ms,

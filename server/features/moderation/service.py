@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
-
 from server.clock import Clock
 from server.core.context import Peers
 from server.errors import ProtocolError
 from server.features.moderation.model import REVIEWS, audit_json, flagged_json
 from server.storage import moderation as store
 from server.storage import queries
+from server.storage.db import Database
 from server.storage.leaderboards import hide_player, set_standing
 from server.storage.screening import entries_in
 from server.vocabulary import AuditAction
@@ -29,48 +28,46 @@ class Moderation:
 
     def __init__(
         self,
-        engine: AsyncEngine,
-        sessions: async_sessionmaker[AsyncSession],
+        db: Database,
         clock: Clock,
         peers: Peers | None = None,
     ) -> None:
-        self.engine = engine
-        self.sessions = sessions
+        self.db = db
         self.clock = clock
         self.peers = peers
 
     async def admin(self, token: str) -> Admin | None:
-        async with self.engine.connect() as conn:
-            row = await store.admin_by_token(conn, token)
+        async with self.db.read() as tx:
+            row = await store.admin_by_token(tx, token)
         return None if row is None else (str(row.id), str(row.name))
 
     async def create_token(self, name: str, by: Admin) -> tuple[str, str]:
         """A new operator token (shown once), audited."""
         now = self.clock()
-        async with self.engine.begin() as conn:
-            admin_id, token = await store.create_token(conn, name, now)
-            await store.audit(conn, by, AuditAction.CREATE_TOKEN, admin_id, f"token for {name}", "", now)
+        async with self.db.transaction() as tx:
+            admin_id, token = await store.create_token(tx, name, now)
+            await store.audit(tx, by, AuditAction.CREATE_TOKEN, admin_id, f"token for {name}", "", now)
         return admin_id, token
 
     async def flagged(self, limit: int, standing: Standing = Standing.FLAGGED) -> list[dict[str, Any]]:
-        async with self.engine.connect() as conn:
-            return [flagged_json(row) for row in await entries_in(conn, standing, limit)]
+        async with self.db.read() as tx:
+            return [flagged_json(row) for row in await entries_in(tx, standing, limit)]
 
     async def review(self, by: Admin, game_id: str, decision: str, reason: str) -> dict[str, Any]:
         """Confirm or clear a flag, or remove an entry: the entry a game made."""
         standing, action = REVIEWS[decision]
         now = self.clock()
-        async with self.engine.begin() as conn:
-            entry = await store.entry_of_game(conn, game_id)
+        async with self.db.transaction() as tx:
+            entry = await store.entry_of_game(tx, game_id)
             if entry is None:
                 raise ProtocolError(ErrorCode.NOT_FOUND, "that game is no leaderboard entry (now)")
             reviewable = (Standing.FLAGGED, Standing.CONFIRMED, Standing.CLEARED)
             if decision != "remove" and entry.standing not in reviewable:
                 raise ProtocolError(ErrorCode.CONFLICT, f"the entry is {entry.standing}, not flagged")
             banned = entry.banned_ms is not None
-            await set_standing(conn, entry.code, entry.player_id, standing, banned)
+            await set_standing(tx, entry.code, entry.player_id, standing, banned)
             details = f"{entry.code} {entry.player_id}: {entry.standing} -> {standing}"
-            await store.audit(conn, by, action, game_id, reason, details, now)
+            await store.audit(tx, by, action, game_id, reason, details, now)
         return {
             "game_id": game_id,
             "standing": standing,
@@ -80,34 +77,34 @@ class Moderation:
     async def ban(self, by: Admin, player_id: str, reason: str) -> dict[str, Any]:
         """Ban a player: their games stop counting and their entries leave every default view."""
         now = self.clock()
-        async with self.engine.begin() as conn:
-            if not await store.ban(conn, player_id, now):
+        async with self.db.transaction() as tx:
+            if not await store.ban(tx, player_id, now):
                 raise ProtocolError(ErrorCode.NOT_FOUND, "no such player")
-            hidden = await hide_player(conn, player_id)
+            hidden = await hide_player(tx, player_id)
             await store.audit(
-                conn, by, AuditAction.BAN_PLAYER, player_id, reason, f"{hidden} entries hidden", now
+                tx, by, AuditAction.BAN_PLAYER, player_id, reason, f"{hidden} entries hidden", now
             )
         return {"player_id": player_id, "banned": True, "entries_hidden": hidden}
 
     async def rename(self, by: Admin, player_id: str, name: str, reason: str) -> dict[str, Any]:
         """Give a player another (clean, unique) name."""
-        async with self.sessions() as session:
-            player = await queries.player_by_id(session, player_id)
-            if player is None:
-                raise ProtocolError(ErrorCode.NOT_FOUND, "no such player")
-            old = player.name
-            try:
-                await queries.rename_player(session, player_id, name)
-            except queries.NameTaken:
-                raise ProtocolError(ErrorCode.BAD_MESSAGE, "name is taken", field="name") from None
-        async with self.engine.begin() as conn:
+        async with self.db.read() as tx:
+            player = await queries.player_by_id(tx, player_id)
+        if player is None:
+            raise ProtocolError(ErrorCode.NOT_FOUND, "no such player")
+        old = player.name
+        try:
+            await queries.rename_player(self.db, player_id, name)
+        except queries.NameTaken:
+            raise ProtocolError(ErrorCode.BAD_MESSAGE, "name is taken", field="name") from None
+        async with self.db.transaction() as tx:
             await store.audit(
-                conn, by, AuditAction.RENAME_PLAYER, player_id, reason, f"{old} -> {name}", self.clock()
+                tx, by, AuditAction.RENAME_PLAYER, player_id, reason, f"{old} -> {name}", self.clock()
             )
         if self.peers is not None:
             self.peers.renamed(player_id, name)
         return {"id": player_id, "name": name}
 
     async def audit_log(self, limit: int, before: int | None = None) -> list[dict[str, Any]]:
-        async with self.engine.connect() as conn:
-            return [audit_json(row) for row in await store.audit_log(conn, limit, before)]
+        async with self.db.read() as tx:
+            return [audit_json(row) for row in await store.audit_log(tx, limit, before)]

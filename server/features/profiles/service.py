@@ -8,9 +8,6 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Row
-from sqlalchemy.ext.asyncio import AsyncConnection
-
 from engine import Action
 from engine.replay import steps
 from engine.vocabulary import Result
@@ -29,6 +26,7 @@ from server.features.profiles.model import (
 )
 from server.storage import profiles as store
 from server.storage import queries
+from server.storage.db import Record, Tx
 from server.storage.faults import brief, is_unavailable
 from server.storage.replays import stored_game
 from wire import ErrorCode
@@ -36,7 +34,7 @@ from wire import ErrorCode
 log = logging.getLogger(__name__)
 
 
-def history_json(row: Row[Any]) -> dict[str, Any]:
+def history_json(row: Record) -> dict[str, Any]:
     code = row.code
     return {
         "id": row.id,
@@ -57,7 +55,7 @@ def history_json(row: Row[Any]) -> dict[str, Any]:
     }
 
 
-def replay_json(row: Row[Any], actions: Sequence[Row[Any]]) -> dict[str, Any]:
+def replay_json(row: Record, actions: Sequence[Record]) -> dict[str, Any]:
     """Every position of a finished game with its action, points, events and information bar,
     and the time of each action: the clock as the player saw it (idle gaps capped as in play).
     CPU only: runs in a worker thread."""
@@ -100,14 +98,14 @@ class Profiles:
 
     # -- keeping the statistics ---------------------------------------------------------------
 
-    async def on_finish(self, live: LiveGame, conn: AsyncConnection) -> None:
+    async def on_finish(self, live: LiveGame, tx: Tx) -> None:
         """Finish hook: in the transaction that ends the game, the player's totals change with it."""
         won = live.result == Result.WON
         g = live.game
         at = live.finished_ms or self.services.clock()
-        await store.record_finish(conn, live.owner_id, g.code.family, won, g.moves, live.elapsed_ms, at)
+        await store.record_finish(tx, live.owner_id, g.code.family, won, g.moves, live.elapsed_ms, at)
         if live.daily_day is not None and live.ranked and live.result in DAILY_RESULTS:
-            await store.record_daily(conn, live.owner_id, live.daily_day, str(g.code), live.id)
+            await store.record_daily(tx, live.owner_id, live.daily_day, str(g.code), live.id)
 
     async def start(self) -> None:
         self.services.games.finish_hooks.append(self.on_finish)
@@ -117,14 +115,14 @@ class Profiles:
     async def stats(self, player_id: str) -> dict[str, Any]:
         """Two indexed round trips; a third pass only when an ended day's ranks are due."""
         today = self.today()
-        async with self.services.engine.connect() as conn:
-            found = await store.home(conn, player_id, today)
+        async with self.services.db.read() as tx:
+            found = await store.home(tx, player_id, today)
         if found is None:
             raise ProtocolError(ErrorCode.NOT_FOUND, "no such player")
         if found.pending:
             await self._fix_ranks(player_id, today)
-            async with self.services.engine.connect() as conn:
-                found = await store.home(conn, player_id, today) or found
+            async with self.services.db.read() as tx:
+                found = await store.home(tx, player_id, today) or found
         per_variant = variants_json(found.variants)
         return {
             "player": {"id": player_id, "name": found.name},
@@ -137,8 +135,8 @@ class Profiles:
         """Fix the ended days' ranks in a transaction of their own; a database too busy for it
         (SQLite's one writer) only delays them to a later read, the statistics are still read."""
         try:
-            async with self.services.engine.begin() as conn:
-                await store.fix_ranks(conn, player_id, today)
+            async with self.services.db.transaction() as tx:
+                await store.fix_ranks(tx, player_id, today)
         except Exception as exc:
             if not is_unavailable(exc):
                 raise
@@ -153,11 +151,11 @@ class Profiles:
         attempt only once its day has ended."""
         after = decode_cursor(cursor) if cursor else None
         own = viewer == player_id
-        async with self.services.engine.connect() as conn:
-            if await store.player_name(conn, player_id) is None:
+        async with self.services.db.read() as tx:
+            if await store.player_name(tx, player_id) is None:
                 raise ProtocolError(ErrorCode.NOT_FOUND, "no such player")
             rows = await store.history(
-                conn,
+                tx,
                 player_id,
                 narrow,
                 finished_only=not own,
@@ -174,11 +172,11 @@ class Profiles:
             "next_cursor": encode_cursor(last.created_ms, last.id) if last is not None else None,
         }
 
-    async def finished_game(self, game_id: str, viewer: str | None) -> tuple[Row[Any], Sequence[Row[Any]]]:
+    async def finished_game(self, game_id: str, viewer: str | None) -> tuple[Record, Sequence[Record]]:
         """A finished game's row and log, or the refusal: the one access rule for watching a
         finished game again (replays, ghost races)."""
-        async with self.services.engine.connect() as conn:
-            found = await stored_game(conn, game_id)
+        async with self.services.db.read() as tx:
+            found = await stored_game(tx, game_id)
         if found is None:
             raise ProtocolError(ErrorCode.NOT_FOUND, f"no game {game_id!r}")
         row, actions, _ = found
@@ -192,7 +190,7 @@ class Profiles:
     async def replay(self, game_id: str, viewer: str | None) -> dict[str, Any]:
         row, actions = await self.finished_game(game_id, viewer)
         body = await asyncio.to_thread(replay_json, row, actions)
-        async with self.services.sessions() as session:
-            owner = await queries.player_by_id(session, row.player_id)
+        async with self.services.db.read() as tx:
+            owner = await queries.player_by_id(tx, row.player_id)
         body["owner"]["name"] = owner.name if owner else "?"
         return body

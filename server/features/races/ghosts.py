@@ -19,8 +19,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Row
-
 from engine import Action, Game, parse_code
 from engine.vocabulary import DECLARED_RESULTS, Result, Status
 from server.core import topics
@@ -32,6 +30,7 @@ from server.core.timing import sleep_until
 from server.errors import ProtocolError
 from server.features.profiles.service import Profiles
 from server.storage import queries
+from server.storage.db import Record
 from wire import ErrorCode
 
 MAX_RUNS = 10_000  # ghost races held at once by this server; the oldest finished first go
@@ -47,7 +46,7 @@ class GhostStep:
     moves: int
 
 
-def timeline(code: str, actions: Sequence[Row[Any]], result: str) -> tuple[list[GhostStep], int]:
+def timeline(code: str, actions: Sequence[Record], result: str) -> tuple[list[GhostStep], int]:
     """Each recorded action's position and time (CPU only: runs in a thread); and progress_total."""
     game = Game.new(code)
     out: list[GhostStep] = []
@@ -145,8 +144,8 @@ class GhostRaces:
         row, actions = await self.profiles.finished_game(fields["game_id"], player_id)
         self.opened.require(player_id)
         steps, total = await asyncio.to_thread(timeline, row.code, actions, row.result)
-        async with self.services.sessions() as session:
-            owner = await queries.player_by_id(session, row.player_id)
+        async with self.services.db.read() as tx:
+            owner = await queries.player_by_id(tx, row.player_id)
         live = await self.starter.start_on_code(player_id, caller.player_name, parse_code(row.code))
         ghost = {"player": {"id": row.player_id, "name": owner.name if owner else "?"}, "game_id": row.id}
         run = GhostRun(

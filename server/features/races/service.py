@@ -69,8 +69,8 @@ class Races:
         now = self.services.clock()
         race = RaceState(queries.new_id("r"), code, player_id, name, now)
         race.racers[player_id] = Racer(player_id, name, now)
-        async with self.services.engine.begin() as conn:
-            await store.insert_race(conn, race.id, str(code), player_id, now)
+        async with self.services.db.transaction() as tx:
+            await store.insert_race(tx, race.id, str(code), player_id, now)
         self.races[race.id] = race
         return race
 
@@ -92,8 +92,8 @@ class Races:
             raise ProtocolError(ErrorCode.CONFLICT, f"the race is full ({MAX_RACERS} racers)")
         now = self.services.clock()
         race.racers[player_id] = Racer(player_id, name, now)
-        async with self.services.engine.begin() as conn:
-            await store.insert_entry(conn, race.id, player_id, now)
+        async with self.services.db.transaction() as tx:
+            await store.insert_entry(tx, race.id, player_id, now)
         self.broadcast(race, RaceEvent.JOINED)
 
     async def leave(self, race: RaceState, player_id: str) -> None:
@@ -111,8 +111,8 @@ class Races:
             self._close_topics(race)
             return
         del race.racers[player_id]
-        async with self.services.engine.begin() as conn:
-            await store.delete_entry(conn, race.id, player_id)
+        async with self.services.db.transaction() as tx:
+            await store.delete_entry(tx, race.id, player_id)
         self.broadcast(race, RaceEvent.LEFT)
 
     async def start(self, race: RaceState, player_id: str, countdown_s: int) -> None:
@@ -137,8 +137,8 @@ class Races:
     async def _launch(self, race: RaceState) -> None:
         """Create every racer's game on the race's code, all at once, then tell everyone."""
         if self.shared:  # one instance launches, with every racer that joined anywhere
-            async with self.services.engine.begin() as conn:
-                if not await store.claim_status(conn, race.id, RaceStatus.COUNTDOWN, RaceStatus.RUNNING):
+            async with self.services.db.transaction() as tx:
+                if not await store.claim_status(tx, race.id, RaceStatus.COUNTDOWN, RaceStatus.RUNNING):
                     return
             race = await self._load(race.id)
             self.races[race.id] = race
@@ -149,10 +149,10 @@ class Races:
         for racer, live in zip(racers, games, strict=True):
             racer.game_id = live.id
             racer.take(progress_of(live))
-        async with self.services.engine.begin() as conn:
+        async with self.services.db.transaction() as tx:
             for racer in racers:
-                await store.set_game(conn, race.id, racer.player_id, racer.game_id)
-            await store.set_status(conn, race.id, RaceStatus.RUNNING, race.starts_ms)
+                await store.set_game(tx, race.id, racer.player_id, racer.game_id)
+            await store.set_status(tx, race.id, RaceStatus.RUNNING, race.starts_ms)
         race.status = RaceStatus.RUNNING
         self.broadcast(race, RaceEvent.STARTED)
         hub = self.services.hub
@@ -200,8 +200,8 @@ class Races:
         progress = {"type": "race_progress", "race_id": race.id, "racer": racer.json(race.progress_total)}
         self.services.hub.publish(topics.race(race.id), progress)
         if all(r.finished for r in race.racers.values()):
-            async with self.services.engine.begin() as conn:
-                if not await store.claim_status(conn, race.id, RaceStatus.RUNNING, RaceStatus.FINISHED):
+            async with self.services.db.transaction() as tx:
+                if not await store.claim_status(tx, race.id, RaceStatus.RUNNING, RaceStatus.FINISHED):
                     return
             self._finish(race)
 
@@ -232,13 +232,13 @@ class Races:
 
     async def _set_status(self, race: RaceState, status: RaceStatus) -> None:
         race.status = status
-        async with self.services.engine.begin() as conn:
-            await store.set_status(conn, race.id, status, race.starts_ms)
+        async with self.services.db.transaction() as tx:
+            await store.set_status(tx, race.id, status, race.starts_ms)
 
     async def _load(self, race_id: str) -> RaceState:
         """Rebuild a race from storage and its racers' games (after a restart or eviction)."""
-        async with self.services.engine.connect() as conn:
-            found = await store.load(conn, race_id)
+        async with self.services.db.read() as tx:
+            found = await store.load(tx, race_id)
         if found is None:
             raise ProtocolError(ErrorCode.NOT_FOUND, f"no race {race_id!r}")
         row, entries = found

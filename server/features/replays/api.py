@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute
@@ -15,14 +14,14 @@ from server.edge.openapi import route
 from server.errors import ProtocolError
 from server.features.dailies.model import check_unsealed, is_sealed
 from server.features.replays.model import report
+from server.storage.db import Database
 from server.storage.replays import stored_game
 from wire import ErrorCode
 
 
 class ReplaysApi:
-    def __init__(self, engine: AsyncEngine, sessions: async_sessionmaker[AsyncSession], clock: Clock) -> None:
-        self.engine = engine
-        self.sessions = sessions
+    def __init__(self, db: Database, clock: Clock) -> None:
+        self.db = db
         self.clock = clock
 
     def routes(self) -> list[BaseRoute]:
@@ -31,15 +30,15 @@ class ReplaysApi:
     async def verify_game(self, request: Request) -> Response:
         """Replay a finished game from its code and log; compare with what the server stored."""
         game_id = request.path_params["game_id"]
-        async with self.engine.connect() as conn:
-            found = await stored_game(conn, game_id)
+        async with self.db.read() as tx:
+            found = await stored_game(tx, game_id)
         if found is None:
             raise ProtocolError(ErrorCode.NOT_FOUND, f"no game {game_id!r}")
         row, actions, entry = found
         sealed = is_sealed(row.daily_day, self.clock())
         if sealed:  # a daily's game: its player's only until the day is over, and named without code
             check_unsealed(
-                row.daily_day, row.player_id, await viewer_from_header(request, self.sessions), self.clock()
+                row.daily_day, row.player_id, await viewer_from_header(request, self.db), self.clock()
             )
         if row.result is None:
             raise ProtocolError(

@@ -11,14 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Row
-
 from engine.verify import Mismatch, Verification, elapsed_from_times, verify
 from engine.vocabulary import DECLARED_RESULTS, Result
 from server.features.leaderboards.model import sort_key
 
 
-def claimed_from_row(row: Row[Any]) -> dict[str, Any]:
+def claimed_from_row(row: Any) -> dict[str, Any]:
     """What the stored row says; its status is the engine's unless the game was ended."""
     claimed = {
         "result": row.result,
@@ -32,7 +30,7 @@ def claimed_from_row(row: Row[Any]) -> dict[str, Any]:
     return claimed
 
 
-def check_entry(entry: Row[Any], replayed: dict[str, Any], elapsed_ms: int) -> list[Mismatch]:
+def check_entry(entry: Any, replayed: dict[str, Any], elapsed_ms: int) -> list[Mismatch]:
     """The leaderboard entry must show exactly the replayed game (and the logged time)."""
     expected = {
         "won": replayed["result"] == Result.WON,
@@ -48,7 +46,7 @@ def check_entry(entry: Row[Any], replayed: dict[str, Any], elapsed_ms: int) -> l
     return [Mismatch(k, found[k], v) for k, v in expected.items() if found[k] != v]
 
 
-def report(row: Row[Any], actions: Sequence[Row[Any]], entry: Row[Any] | None) -> dict[str, Any]:
+def report(row: Any, actions: Sequence[Any], entry: Any | None) -> dict[str, Any]:
     """The whole verdict for one game (CPU only: runs in a worker thread)."""
     claimed = claimed_from_row(row)
     gap = next((i for i, a in enumerate(actions) if a.seq != i), None)

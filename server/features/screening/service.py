@@ -46,11 +46,11 @@ class SolverSignals:
 
     async def analyse(self, game_id: str, code: str) -> None:
         """Compare one result's log with the solver's line and store the figures."""
-        async with self.services.engine.connect() as conn:
-            row = await store.signals_of(conn, game_id)
+        async with self.services.db.read() as tx:
+            row = await store.signals_of(tx, game_id)
             if row is None or row.analysed_ms is not None:
                 return
-            played = await store.action_texts(conn, game_id)
+            played = await store.action_texts(tx, game_id)
         try:
             answer = await solve_deal(parse_code(code), SOLUTION_BUDGET, self.pool)
         except SolverLost as lost:  # left unanalysed: queued again at the next start
@@ -64,13 +64,13 @@ class SolverSignals:
             "solver_line": found.solver_line,
             "analysed_ms": self.services.clock(),
         }
-        async with self.services.engine.begin() as conn:
-            await store.record_analysis(conn, game_id, values)
+        async with self.services.db.transaction() as tx:
+            await store.record_analysis(tx, game_id, values)
 
     async def start(self) -> None:
         self.services.games.listeners.append(self.on_change)
-        async with self.services.engine.connect() as conn:
-            for game_id, code in await store.unanalysed(conn, REQUEUE_AT_START):
+        async with self.services.db.read() as tx:
+            for game_id, code in await store.unanalysed(tx, REQUEUE_AT_START):
                 self.queue.put_new(game_id, code)
         self.queue.start()
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute
@@ -14,15 +13,14 @@ from server.core.games import GameService
 from server.edge.auth import viewer_from_header
 from server.edge.openapi import route
 from server.features.solutions.service import Solutions
+from server.storage.db import Database
 
 
 class SolutionsApi:
-    def __init__(
-        self, games: GameService, solutions: Solutions, sessions: async_sessionmaker[AsyncSession]
-    ) -> None:
+    def __init__(self, games: GameService, solutions: Solutions, db: Database) -> None:
         self.games = games
         self.solutions = solutions
-        self.sessions = sessions
+        self.db = db
 
     def routes(self) -> list[BaseRoute]:
         return [route("/api/games/{game_id}/solution", self.get_solution)]
@@ -33,7 +31,7 @@ class SolutionsApi:
     async def get_solution(self, request: Request) -> Response:
         """409 while the game is open; a daily's is sealed (403) to others until its day ends."""
         live = await self.games.require(request.path_params["game_id"])
-        viewer = await viewer_from_header(request, self.sessions)
+        viewer = await viewer_from_header(request, self.db)
         return JSONResponse(await self.solutions.body(live, viewer))
 
     async def solution(self, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
