@@ -15,7 +15,6 @@ from typing import Any
 from sqlalchemy import Row, Table, and_, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from server.features.leaderboards.model import sort_key
 from server.features.profiles.model import (
     HistoryFilter,
     add_percentile,
@@ -23,6 +22,7 @@ from server.features.profiles.model import (
     fold_finish,
     percentile,
 )
+from server.rules.ranking import sort_key
 from server.storage.dialect import upsert
 from server.storage.leaderboards import position
 from server.storage.models import (

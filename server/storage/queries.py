@@ -11,7 +11,7 @@ from sqlalchemy import or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from server.features.names.model import guest_name, name_keys
+from server.rules.names import guest_name, name_keys
 from server.storage.models import ActionRow, GameRow, Player, PlayerSession
 
 

@@ -16,8 +16,8 @@ from engine.codes import make_code
 from engine.replay import steps_json
 from engine.solver import solve
 from server.config import Settings
-from server.features.dailies.model import FAMILIES
-from server.features.solutions.model import DAILY_BUDGET
+from server.features.dailies.model import DAILY_BUDGET
+from server.rules.days import FAMILIES
 from server.storage.db import make_engine
 from tests.server.competing import clocked_server
 from tests.support import Client, ManualClock, ahttp, new_player, running_server

@@ -28,7 +28,7 @@ from argon2 import PasswordHasher, Type
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from server.errors import ProtocolError
-from server.features.names.model import clean_name, graphemes, name_keys
+from server.rules.names import clean_name, graphemes, name_keys
 from server.vocabulary import ErrorCode
 
 USERNAME_MIN, USERNAME_MAX = 3, 24  # graphemes

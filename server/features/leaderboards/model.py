@@ -19,22 +19,9 @@ from sqlalchemy import Row
 from server.errors import ProtocolError
 from server.vocabulary import ErrorCode
 
-# sort_key layout, most significant first (63 bits, always positive):
-# 1 bit "not won" | 6 bits 63 - progress | 20 bits moves | 36 bits elapsed ms.
-MOVES_CAP = (1 << 20) - 1  # a million moves: beyond it moves tie
-TIME_CAP = (1 << 36) - 1  # about 795 days of play time: beyond it time ties
 DEFAULT_LIMIT, MAX_LIMIT = 50, 100
 DEFAULT_RADIUS, MAX_RADIUS = 5, 25
 LEVELS = ((0, 56), (1, 36), (2, 16))  # (level, shift): won+progress; + moves; + time in 65.5 s steps
-
-
-def sort_key(won: bool, progress: int, moves: int, elapsed_ms: int) -> int:
-    """The one ascending number the whole ranking order is folded into."""
-    lost = 0 if won else 1
-    progress_part = 63 - max(0, min(progress, 63))
-    moves_part = max(0, min(moves, MOVES_CAP))
-    time_part = max(0, min(elapsed_ms, TIME_CAP))
-    return (lost << 62) | (progress_part << 56) | (moves_part << 36) | time_part
 
 
 def bucket_deltas(changes: dict[int, int]) -> list[tuple[int, int, int]]:

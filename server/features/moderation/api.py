@@ -14,7 +14,7 @@ from starlette.routing import BaseRoute
 from server.edge.http import int_param, json_body, route
 from server.errors import ProtocolError
 from server.features.moderation.service import Admin, Moderation
-from server.features.names.model import clean_name
+from server.rules.names import clean_name
 from server.vocabulary import ErrorCode, Standing
 
 MAX_PAGE = 200

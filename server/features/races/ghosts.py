@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import Row
 
@@ -30,11 +30,18 @@ from server.core.quotas import Rate
 from server.core.services import Services
 from server.core.timing import sleep_until
 from server.errors import ProtocolError
-from server.features.profiles.service import Profiles
 from server.storage import queries
 from server.vocabulary import ErrorCode
 
 MAX_RUNS = 10_000  # ghost races held at once by this server; the oldest finished first go
+
+
+class FinishedGames(Protocol):
+    """The one access rule for watching a finished game again (the profiles' service answers it)."""
+
+    async def finished_game(
+        self, game_id: str, viewer: str | None
+    ) -> tuple[Row[Any], Sequence[Row[Any]]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +136,7 @@ def winner(run: GhostRun, live: LiveGame) -> str:
 class GhostRaces:
     """Ghost races of this server; the racer's game starts through the ``starter``."""
 
-    def __init__(self, services: Services, starter: Starter, profiles: Profiles, opened: Rate) -> None:
+    def __init__(self, services: Services, starter: Starter, profiles: FinishedGames, opened: Rate) -> None:
         self.services = services
         self.starter = starter
         self.profiles = profiles
