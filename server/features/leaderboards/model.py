@@ -1,10 +1,9 @@
-"""The ranking order of a code's leaderboard, pure: the sort key, ranks, cursors, entry shapes.
+"""A code's leaderboard, pure: ranks, count buckets, cursors, entry shapes.
 
-Order: wins first; winners by fewer moves, then less time; everyone else by
-progress (more first), then fewer moves, then less time. Never by the
-displayed score, which Seahaven lets a player farm. The whole order is folded
-into one ascending BIGINT, ``sort_key``, so the top of a board is an index
-range and a rank is an index-only count (``server.storage.leaderboards``).
+The ranking order is folded into one ascending BIGINT, ``sort_key``
+(:mod:`server.rules.ranking`, shared with profiles and replays), so the top of
+a board is an index range and a rank is an index-only count
+(``server.storage.leaderboards``).
 """
 
 from __future__ import annotations

@@ -36,7 +36,6 @@ from server.core.games import GameService, LiveGame
 from server.core.worklist import Worklist
 from server.errors import ProtocolError
 from server.features.solutions.model import LOST_BUDGET, VERDICT_CACHE, may_be_lost
-from server.rules.days import day_of
 from server.rules.sealing import sealed_to_others
 from server.solver.cache import BoundedCache
 from server.solver.deals import SOLUTION_BUDGET, Deals
@@ -58,10 +57,10 @@ class Solutions:
     def check_over(self, live: LiveGame, viewer: str | None) -> None:
         """HH-25: nothing while the game is open; a daily's solution waits for the day's end
         (``sealed`` to anyone but its player, ``conflict`` to the player)."""
-        sealed_to_others(live.daily_day, live.owner_id, viewer, self.clock())
+        sealed = sealed_to_others(live.daily_day, live.owner_id, viewer, self.clock())
         if not live.finished:
             raise ProtocolError(ErrorCode.CONFLICT, "the solution is shown once the game is over")
-        if live.daily_day is not None and live.daily_day >= day_of(self.clock()):
+        if sealed:
             raise ProtocolError(
                 ErrorCode.CONFLICT, "a daily challenge's solution is shown after its day ends"
             )
