@@ -34,7 +34,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from server.features.leaderboards.model import sort_key
+from server.rules.ranking import sort_key
 from server.storage.db import is_sqlite, make_engine, migrate
 from server.storage.leaderboards import around, rebuild_counts, top
 

@@ -40,7 +40,7 @@ from serverproc import pg_admin, scratch_database, started_server
 from sqlalchemy import func, insert, select
 from sqlalchemy.engine import make_url
 
-from server.features.leaderboards.model import sort_key
+from server.rules.ranking import sort_key
 from server.storage import profiles
 from server.storage.db import is_sqlite, make_engine, migrate
 from server.storage.leaderboards import rebuild_counts

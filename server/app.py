@@ -6,9 +6,12 @@ only from below it; ``tests/server/test_layers.py`` checks it):
 - edge: :mod:`server.edge` (the WebSocket session and its plumbing, HTTP helpers)
 - features: :mod:`server.features` (play, players, accounts, profiles, dailies,
   leaderboards, races, replays, solutions, screening, moderation), each exporting its routes
-  and request handlers
+  and request handlers; no feature imports another: where one needs another's service it
+  names a small protocol, and :func:`build_features` passes the other's object in
 - core: :mod:`server.core` (live games, the hub, topics, the handler contract)
+- solver: :mod:`server.solver` (the worker process every search runs in, cached answers)
 - storage: :mod:`server.storage`
+- rules: :mod:`server.rules` (the pure rules several features share) and each feature's model
 - below all: :mod:`engine`
 """
 
@@ -60,9 +63,10 @@ from server.features.races.service import Races
 from server.features.replays.api import ReplaysApi
 from server.features.screening.service import SolverSignals
 from server.features.solutions.api import SolutionsApi
-from server.features.solutions.pool import SolverPool
 from server.features.solutions.service import DeadEnds, Solutions
-from server.features.solutions.spare import OnSpareCores, SpareCores
+from server.solver.deals import Deals
+from server.solver.pool import SolverPool
+from server.solver.spare import OnSpareCores, SpareCores
 from server.storage.db import Database, DatabaseLock, InstanceLock, is_sqlite, migrate
 from server.storage.writer import GroupWriter
 
@@ -160,13 +164,14 @@ def shared_failures(cluster: RedisCluster, clock: Clock) -> FailureCounts:
 def build_features(services: Services, failures: FailureCounts, redis_ping: Ping | None = None) -> Features:
     """Each feature from what it needs, and the routes and handlers they export."""
     solver = SolverPool()  # every solve, one at a time, in one worker process per server
-    dailies = Dailies(services, solver)
+    background = OnSpareCores(solver, SpareCores())  # what no player waits for runs on idle cores
+    deals = Deals(solver)  # deal answers, kept for this app: requests and background share them
+    dailies = Dailies(services, deals)
     leaderboards = Leaderboards(services)
     races = Races(services, starter=dailies, sealed=dailies.sealed_code)
-    solutions = Solutions(services.clock, solver)
-    background = OnSpareCores(solver, SpareCores())  # what no player waits for runs on idle cores
+    solutions = Solutions(services.clock, deals)
     dead_ends = DeadEnds(services.games, background)
-    solver_signals = SolverSignals(services, background)
+    solver_signals = SolverSignals(services, deals.on(background))
     players = Players(services)
     boards_api = LeaderboardsApi(services.db, dailies)
     solutions_api = SolutionsApi(services.games, solutions, services.db)
@@ -188,7 +193,7 @@ def build_features(services: Services, failures: FailureCounts, redis_ping: Ping
         *ProfilesApi(profiles, accounts).routes(),
     ]
     handlers = merge_handlers(
-        Play(services.games, starter=dailies, new_games=services.quotas.games, pool=solver).handlers(),
+        Play(services.games, starter=dailies, new_games=services.quotas.games, deals=deals).handlers(),
         boards_api.handlers(),
         RacesApi(races, opened=services.quotas.races).handlers(),
         solutions_api.handlers(),

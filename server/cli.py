@@ -304,7 +304,7 @@ async def run_admin(args: argparse.Namespace, database_url: str) -> Any:
     from server.clock import wall_clock_ms
     from server.errors import ProtocolError
     from server.features.moderation.service import Moderation
-    from server.features.names.model import clean_name
+    from server.rules.names import clean_name
     from server.storage.db import Database, migrate
     from wire import Standing
 

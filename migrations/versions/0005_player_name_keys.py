@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 from server.errors import ProtocolError
-from server.features.names.model import clean_name, guest_name, name_keys
+from server.rules.names import clean_name, guest_name, name_keys
 
 revision = "0005"
 down_revision = "0004"
@@ -22,7 +22,7 @@ depends_on = None
 def upgrade() -> None:
     op.add_column("players", sa.Column("name_fold", sa.String(length=128), nullable=True))
     op.add_column("players", sa.Column("name_skeleton", sa.String(length=128), nullable=True))
-    # Every existing name takes the rule (server.features.names.model) before the keys become
+    # Every existing name takes the rule (server.rules.names) before the keys become
     # unique: a name the rule refuses, or one that clashes with an older player's, becomes the
     # player's guest name, unique by id. The oldest holder of a name keeps it.
     players = sa.table(

@@ -34,8 +34,8 @@ from engine.verify import IDLE_GAP_CAP_MS
 from server.edge.openapi import OPERATIONS, SCHEMA_DIR
 from server.edge.protocol import REQUESTS, schema_of
 from server.features.accounts.model import PASSWORD_MAX, PASSWORD_MIN, USERNAME_MAX, USERNAME_MIN
-from server.features.dailies.model import FAMILIES
 from server.features.races.model import DEFAULT_COUNTDOWN_S
+from server.rules.days import FAMILIES
 from wire import PROTOCOL_VERSION, CloseCode
 
 PATH = "/js/facts.js"

@@ -4,41 +4,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine import GameCode, random_code
-from engine.codes import VARIANTS
+from engine import GameCode
 from engine.vocabulary import Result
 from server.core import topics
 from server.core.context import Caller, Handlers, Starter
 from server.core.games import GameService, LiveGame
 from server.core.quotas import Rate
-from server.errors import ProtocolError, code_or_error
-from server.features.dailies.model import check_unsealed
-from server.features.solutions.model import winnable_code
-from server.features.solutions.pool import SolverLost, SolverPool, refusal
+from server.errors import ProtocolError
+from server.rules.codes import code_from_fields
+from server.rules.sealing import sealed_to_others
+from server.solver.deals import Deals
+from server.solver.pool import SolverLost, as_unavailable
 from wire import ErrorCode
 
 
-def code_from_fields(fields: dict[str, Any]) -> GameCode:
-    """A code from ``code``, or a random one from ``game`` and ``variant``."""
-    if "code" in fields:
-        return code_or_error(fields["code"])
-    game = str(fields.get("game", "")).upper()
-    if game not in VARIANTS:
-        raise ProtocolError(ErrorCode.BAD_MESSAGE, "give a code, or a game (HH or SH)", field="game")
-    variant = str(fields.get("variant", VARIANTS[game][0])).upper()
-    if variant not in VARIANTS[game]:
-        allowed = ", ".join(VARIANTS[game])
-        raise ProtocolError(ErrorCode.BAD_CODE, f"variant must be one of {allowed}", part="variant")
-    return random_code(game, variant)
-
-
-async def proven_code(drawn: GameCode, pool: SolverPool) -> GameCode:
+async def proven_code(drawn: GameCode, deals: Deals) -> GameCode:
     """ "Winnable deals only": a random code of the drawn code's game and variant that the solver
     proves winnable before it is dealt (docs/protocol.md, Winnable deals only)."""
     try:
-        found = await winnable_code(drawn.game, drawn.variant, pool)
+        found = await deals.winnable_code(drawn.game, drawn.variant)
     except SolverLost as lost:
-        raise refusal(lost) from lost
+        raise as_unavailable(lost) from lost
     if found is None:
         raise ProtocolError(ErrorCode.UNAVAILABLE, "no winnable deal was proven this time: try again")
     return found
@@ -61,15 +47,15 @@ def follow_game(caller: Caller, live: LiveGame, owner: bool) -> None:
 class Play:
     """The WebSocket requests of plain play; how a game starts is the ``starter``'s business.
 
-    ``new_games`` is the per-player quota of ``new_game`` (``games_per_minute``); ``pool`` proves
+    ``new_games`` is the per-player quota of ``new_game`` (``games_per_minute``); ``deals`` proves
     "winnable deals only".
     """
 
-    def __init__(self, games: GameService, starter: Starter, new_games: Rate, pool: SolverPool) -> None:
+    def __init__(self, games: GameService, starter: Starter, new_games: Rate, deals: Deals) -> None:
         self.games = games
         self.starter = starter
         self.new_games = new_games
-        self.pool = pool
+        self.deals = deals
 
     def handlers(self) -> Handlers:
         return {
@@ -95,7 +81,7 @@ class Play:
         code = None if "daily" in fields else code_from_fields(fields)
         self.new_games.require(player_id)  # before anything is stored
         if winnable and code is not None:
-            code = await proven_code(code, self.pool)
+            code = await proven_code(code, self.deals)
         if code is None:
             live = await self.starter.start_daily(player_id, caller.player_name, fields["daily"])
         else:
@@ -105,14 +91,14 @@ class Play:
 
     async def open_game(self, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
         live = await self.games.require(fields["game_id"])
-        check_unsealed(live.daily_day, live.owner_id, caller.player_id, self.games.clock())
+        sealed_to_others(live.daily_day, live.owner_id, caller.player_id, self.games.clock())
         owner = live.owner_id == caller.player_id
         follow_game(caller, live, owner)
         return game_message(live, "owner" if owner else "spectator")
 
     async def watch(self, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
         live = await self.games.require(fields["game_id"])
-        check_unsealed(live.daily_day, live.owner_id, caller.player_id, self.games.clock())
+        sealed_to_others(live.daily_day, live.owner_id, caller.player_id, self.games.clock())
         follow_game(caller, live, owner=False)
         return game_message(live, "spectator")
 

@@ -16,8 +16,9 @@ from server.edge.auth import player_from_header, viewer_from_header
 from server.edge.inputs import int_param, json_body
 from server.edge.openapi import route
 from server.errors import ProtocolError
-from server.features.dailies.model import check_unsealed, day_of
-from server.features.names.model import clean_name
+from server.rules.days import day_of
+from server.rules.names import clean_name
+from server.rules.sealing import sealed_to_others
 from server.storage import queries
 from wire import ErrorCode, PlayerKind
 
@@ -118,17 +119,16 @@ class Players:
     async def get_game(self, request: Request) -> Response:
         """A game's info and public state: what any spectator sees (a sealed daily's: its player only)."""
         live = await self.services.games.require(request.path_params["game_id"])
-        await self.check_unsealed(request, live)
+        await self.sealed_to_others(request, live)
         return JSONResponse({"game": live.info(), "state": live.state()})
 
-    async def check_unsealed(self, request: Request, live: LiveGame) -> bool:
-        """``sealed`` for anyone but the player during a daily's day; returns whether it is sealed."""
+    async def sealed_to_others(self, request: Request, live: LiveGame) -> bool:
+        """Whether the game is sealed to all but its player (``sealed`` for anyone else)."""
         now = self.services.clock()
         if live.daily_day is None or live.daily_day < day_of(now):
-            return False
+            return False  # not sealed: nobody need be identified
         viewer = await viewer_from_header(request, self.services.db)
-        check_unsealed(live.daily_day, live.owner_id, viewer, now)
-        return True
+        return sealed_to_others(live.daily_day, live.owner_id, viewer, now)
 
     async def game_actions(self, request: Request) -> Response:
         """A finished game's action log, for replay and verification by anyone.
@@ -137,7 +137,7 @@ class Players:
         it carries the code, published that midnight.
         """
         live = await self.services.games.require(request.path_params["game_id"])
-        sealed = await self.check_unsealed(request, live)
+        sealed = await self.sealed_to_others(request, live)
         if live.result is None:
             raise ProtocolError(
                 ErrorCode.CONFLICT, "the game is not finished; its moves are public once it is"

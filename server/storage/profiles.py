@@ -14,7 +14,6 @@ from typing import Any
 
 from sqlalchemy import Row, Table, and_, func, or_, select, update
 
-from server.features.leaderboards.model import sort_key
 from server.features.profiles.model import (
     HistoryFilter,
     add_percentile,
@@ -22,6 +21,7 @@ from server.features.profiles.model import (
     fold_finish,
     percentile,
 )
+from server.rules.ranking import sort_key
 from server.storage.db import Tx
 from server.storage.dialect import upsert
 from server.storage.leaderboards import position

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
-from server.features.names.model import guest_name, name_keys
+from server.rules.names import guest_name, name_keys
 from server.storage.db import Database, Tx
 from server.storage.models import ActionRow, GameRow, Player, PlayerSession
 

@@ -14,7 +14,8 @@ from playwright.sync_api import Page, expect
 from engine.codes import LONG_SEED_LENGTH
 from engine.hearts import HEART_ROWS
 from server.edge.protocol import schema_of
-from server.features.dailies.model import FAMILIES, candidate
+from server.features.dailies.model import candidate
+from server.rules.days import FAMILIES
 from tests.browser.helpers import dealt, wait_attribute
 from wire import PROTOCOL_VERSION, CloseCode
 

@@ -14,7 +14,8 @@ from playwright.sync_api import Page, expect
 from engine import Game
 from engine.replay import steps_json
 from engine.solver import solve
-from server.features.solutions.model import LOST_BUDGET, SOLUTION_BUDGET
+from server.features.solutions.model import LOST_BUDGET
+from server.solver.deals import SOLUTION_BUDGET
 from tests.browser.helpers import WsPlayer, act_all, board, open_code, wait_attribute, wait_seq
 from tests.browser.search import hh_winning_deal, seahaven_lost_line, seahaven_solution_deals
 

@@ -13,7 +13,7 @@ import pytest
 from redis.asyncio import Redis
 
 from server.config import Settings
-from server.features.dailies.model import DAY_MS, day_start_ms
+from server.rules.days import DAY_MS, day_start_ms
 from tests.server.test_daily import start_daily, wait_result
 from tests.support import ONE_ADDRESS, ManualClock, ahttp, running_server
 

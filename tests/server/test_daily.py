@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from engine import parse_code
-from server.features.dailies.model import DAY_MS, FAMILIES, candidate, commitment, day_of, day_start_ms
+from server.features.dailies.model import candidate, commitment
+from server.rules.days import DAY_MS, FAMILIES, day_of, day_start_ms
 from tests.server.competing import (
     clocked_server,
     daily_board,

@@ -25,8 +25,9 @@ from server.core.games import GameService, LiveGame
 from server.core.services import Services
 from server.errors import ProtocolError
 from server.features.screening.service import SolverSignals
-from server.features.solutions.pool import SolverPool
 from server.features.solutions.service import DeadEnds
+from server.solver.deals import Deals
+from server.solver.pool import SolverPool
 from server.storage.db import make_engine, migrate
 from server.storage.faults import is_away
 from server.storage.models import ActionRow
@@ -251,7 +252,7 @@ async def test_background_work_meeting_an_away_database_logs_a_warning_not_a_tra
 ) -> None:
     """The dead-end prover and the solver signals go on, and say so in one line each."""
     dead_ends = DeadEnds(cast(GameService, None), SolverPool())  # never solves: no worker starts
-    signals = SolverSignals(cast(Services, None), SolverPool())
+    signals = SolverSignals(cast(Services, None), Deals(SolverPool()))
 
     async def away(*_: object) -> None:
         raise ProtocolError(ErrorCode.UNAVAILABLE, "the database cannot be written now; nothing was changed")

@@ -20,8 +20,8 @@ from engine.hearts import COVERED_BY, HEART_ROWS
 from server.config import Settings
 from server.edge import protocol
 from server.features.accounts import model as accounts
-from server.features.dailies import model as dailies
 from server.features.races import model as races
+from server.rules import days as dailies
 from tests.support import ONE_ADDRESS, running_server
 from wire import CloseCode
 

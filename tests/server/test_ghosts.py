@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from server.features.dailies.model import day_start_ms
+from server.rules.days import day_start_ms
 from tests.server.competing import clocked_server, winnable_hh
 from tests.support import Client, ManualClock, new_player
 

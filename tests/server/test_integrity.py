@@ -27,7 +27,8 @@ from client.daily import verify_day
 from engine import Action, Game, random_code
 from engine.solver import solve
 from server.config import Screening, Settings
-from server.features.dailies.model import DAY_MS, candidate, day_of, day_start_ms
+from server.features.dailies.model import candidate
+from server.rules.days import DAY_MS, day_of, day_start_ms
 from tests.server.competing import daily_board, stored_daily_codes, whole_board
 from tests.support import ONE_ADDRESS, Client, ManualClock, ahttp, new_player, running_server
 

@@ -1,13 +1,16 @@
-"""The server's layers, checked from its imports: no cycles, and every import points down.
+"""The server's layers, checked from its imports: no cycles, every import points down, and no
+feature imports another feature.
 
 Every import counts, including those under ``if TYPE_CHECKING:`` and inside
-functions, so a layer cannot reach up by hiding an import.
+functions, so a layer cannot reach up by hiding an import. The checks are
+functions of an import graph, so the last tests show them catching violations
+seeded in a small graph of their own.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from tests import sources
@@ -17,7 +20,7 @@ SERVER = ROOT / "server"
 WIRE = ROOT / "wire"
 
 # Lower numbers lie lower; a module may import only from its own rank or below.
-GROUND, MODELS, STORAGE, CORE, SERVICES, EDGE, COMPOSITION = range(1, 8)
+GROUND, MODELS, STORAGE, SOLVER, CORE, SERVICES, EDGE, COMPOSITION = range(1, 9)
 EDGE_FEATURES = {"play", "players"}  # features that are adapters only
 BELOW_SERVER = 0  # wire/: the protocol's vocabulary, shared with the clients; it imports no server module
 
@@ -45,6 +48,10 @@ def rank(module: str) -> int:
         return CORE
     if top == "storage":
         return STORAGE
+    if top == "solver":
+        return SOLVER  # the worker process and cached answers: infrastructure under the features
+    if top == "rules":
+        return MODELS  # pure rules shared by several features, with the features' own models
     if top == "features":
         if len(parts) == 1:
             return GROUND  # the package docstring only
@@ -62,7 +69,12 @@ def modules() -> dict[str, Path]:
 
 def imports_of(path: Path, known: set[str]) -> Iterator[str]:
     """Every server or wire module a file imports (``from server.x import y`` may name module y)."""
-    for node in ast.walk(sources.tree(path)):
+    return imports_in(sources.tree(path), known)
+
+
+def imports_in(module: ast.Module, known: set[str]) -> Iterator[str]:
+    """Every known server or wire module a parsed module imports, at any depth."""
+    for node in ast.walk(module):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -79,19 +91,46 @@ def graph() -> dict[str, set[str]]:
     return {name: set(imports_of(path, set(known))) - {name} for name, path in known.items()}
 
 
+def feature_of(module: str) -> str | None:
+    """The feature a module belongs to (``server.features.dailies.model``: dailies), or None."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["server", "features"] else None
+
+
+def upward_imports(edges: Mapping[str, Iterable[str]]) -> list[str]:
+    """Every import of a module from a higher layer than its own."""
+    return sorted(
+        f"{name} ({rank(name)}) imports {target} ({rank(target)})"
+        for name, targets in edges.items()
+        for target in targets
+        if rank(target) > rank(name) and not name.endswith("__init__")
+    )
+
+
+def cross_feature_imports(edges: Mapping[str, Iterable[str]]) -> list[str]:
+    """Every import of one feature's module by another feature: they meet through protocols
+    the composition root wires, never directly."""
+    return sorted(
+        f"{name} imports {target}"
+        for name, targets in edges.items()
+        for target in targets
+        if (mine := feature_of(name)) is not None and feature_of(target) not in (None, mine)
+    )
+
+
 def test_every_server_module_has_a_layer() -> None:
     for name in modules():
         rank(name)
 
 
 def test_imports_point_down() -> None:
-    upward = [
-        f"{name} ({rank(name)}) imports {target} ({rank(target)})"
-        for name, targets in graph().items()
-        for target in targets
-        if rank(target) > rank(name) and not name.endswith("__init__")
-    ]
-    assert not upward, "\n".join(sorted(upward))
+    upward = upward_imports(graph())
+    assert not upward, "\n".join(upward)
+
+
+def test_no_feature_imports_another_feature() -> None:
+    crossing = cross_feature_imports(graph())
+    assert not crossing, "\n".join(crossing)
 
 
 def test_no_import_cycles() -> None:
@@ -159,3 +198,38 @@ def test_features_do_not_register_by_import() -> None:
                 assert not (
                     isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "update")
                 ), f"{path}: registration at import"
+
+
+# A small tree of its own: a feature reaching into another, storage reaching up into core.
+SEEDED = {
+    "server.features.races.api": "from server.features.play import code_from_fields\n",
+    "server.features.play": "from server.core import games\n",
+    "server.storage.queries": "def later():\n    from server.core.games import LiveGame\n",
+    "server.core.games": "from server.storage import queries\n",
+    "server.features.solutions.service": "from server.features.solutions.model import LOST_BUDGET\n",
+    "server.features.solutions.model": "import server.rules.days\n",
+    "server.rules.days": "",
+}
+SEEDED_TREES = {name: ast.parse(text) for name, text in SEEDED.items()}  # parsed at collection
+
+
+def seeded_graph() -> dict[str, set[str]]:
+    known = set(SEEDED)
+    return {name: set(imports_in(tree, known)) - {name} for name, tree in SEEDED_TREES.items()}
+
+
+def test_the_checks_find_seeded_violations() -> None:
+    edges = seeded_graph()
+    assert edges["server.storage.queries"] == {"server.core.games"}  # inside a function counts
+    assert cross_feature_imports(edges) == ["server.features.races.api imports server.features.play"]
+    assert upward_imports(edges) == [f"server.storage.queries ({STORAGE}) imports server.core.games ({CORE})"]
+
+
+def test_the_checks_pass_a_clean_graph() -> None:
+    """A feature's own modules and the layers below it are not violations."""
+    edges = seeded_graph()
+    clean = {
+        n: ts for n, ts in edges.items() if n not in ("server.features.races.api", "server.storage.queries")
+    }
+    assert clean["server.features.solutions.service"] == {"server.features.solutions.model"}
+    assert cross_feature_imports(clean) == [] and upward_imports(clean) == []

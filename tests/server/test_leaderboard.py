@@ -14,7 +14,8 @@ import pytest
 from sqlalchemy import text
 
 from engine import Action, Game, random_code
-from server.features.leaderboards.model import LEVELS, MOVES_CAP, TIME_CAP, ranks, sort_key
+from server.features.leaderboards.model import LEVELS, ranks
+from server.rules.ranking import MOVES_CAP, TIME_CAP, sort_key
 from server.storage.db import make_engine
 from tests.server.competing import (
     competition_ranks,

@@ -12,7 +12,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import inspect, text
 
-from server.features.names.model import name_keys
+from server.rules.names import name_keys
 from server.storage.db import alembic_config, make_engine, migrate
 from server.storage.models import Base
 from tests.conftest import create_pg_database, drop_pg_database, pg_database_url

@@ -10,7 +10,7 @@ import secrets
 import pytest
 
 from server.errors import ProtocolError
-from server.features.names.model import clean_name, graphemes, guest_name, is_reserved, name_keys
+from server.rules.names import clean_name, graphemes, guest_name, is_reserved, name_keys
 from tests.support import ErrorRecords, ahttp, ahttp_raw, new_player
 
 

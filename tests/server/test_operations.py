@@ -18,8 +18,8 @@ import uvloop
 from engine import Game
 from server.cli import READY_LINE, run_loop
 from server.config import Settings
-from server.features.solutions.pool import WORKER
 from server.logs import CONNECTION, REQUEST, JsonFormatter
+from server.solver.pool import WORKER
 from tests import processes
 from tests.support import ONE_ADDRESS, Client, free_port, new_player, running_server
 

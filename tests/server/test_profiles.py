@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from engine import Game
-from server.features.dailies.model import DAY_MS, day_start_ms
 from server.features.profiles.model import fold_daily, fold_finish, median_percentile, percentile
+from server.rules.days import DAY_MS, day_start_ms
 from tests.server.competing import clocked_server, line_with_progress, play, stored_daily_codes, winnable_hh
 from tests.support import Client, ManualClock, ahttp, new_player
 

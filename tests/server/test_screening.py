@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from server.config import Screening
-from server.features.screening.model import compare_lines, flag_reasons, gaps, time_signals
+from server.features.screening.model import compare_lines
+from server.rules.think_time import flag_reasons, gaps, time_signals
 from server.vocabulary import FlagReason
 
 

@@ -6,18 +6,22 @@ import asyncio
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
+from prometheus_client import REGISTRY
 from sqlalchemy import text
 
-from engine import Action, Game
+from engine import Action, Game, parse_code
 from engine.codes import make_code
 from engine.replay import steps_json
 from engine.solver import solve
 from server.config import Settings
-from server.features.dailies.model import FAMILIES
-from server.features.solutions.model import DAILY_BUDGET
+from server.core.games import GameService
+from server.features.dailies.model import DAILY_BUDGET
+from server.features.solutions.service import DeadEnds
+from server.rules.days import FAMILIES
+from server.solver.pool import SolverPool
 from server.storage.db import make_engine
 from tests.server.competing import clocked_server
 from tests.support import Client, ManualClock, ahttp, new_player, running_server
@@ -214,6 +218,46 @@ async def test_a_dead_end_is_found_again_after_a_restart(tmp_path: Path) -> None
         await client.close()
     with running_server(settings) as base:
         assert (await wait_status(base, game_id, "lost"))["status"] == "lost"
+
+
+def solver_runs() -> float:
+    """``solitaire_solver_runs_total``: the dead-end solves run in this process (cache misses)."""
+    return REGISTRY.get_sample_value("solitaire_solver_runs_total") or 0.0
+
+
+async def test_dead_end_verdicts_are_kept_per_game() -> None:
+    """A game's own position again is a lookup; the same position in another game is solved
+    again, so no game's answer depends on what other games did."""
+    code, move = lost_sh_code()
+    position = Game.new(parse_code(code)).apply(move).game
+    pool = SolverPool()
+    dead_ends = DeadEnds(cast(GameService, None), pool)  # verdicts only: nothing is marked
+    try:
+        assert await dead_ends.verdict("game-a", position) == "impossible"
+        assert await dead_ends.verdict("game-a", position) == "impossible"
+        assert dead_ends.checks == 1  # A's own position again: from its cache
+        assert await dead_ends.verdict("game-b", position) == "impossible"
+        assert dead_ends.checks == 2  # B's answer is B's own solve, not A's verdict
+    finally:
+        await pool.close()
+
+
+async def test_a_position_another_game_reached_is_solved_again(server: str) -> None:
+    """Game B reaching the position game A was proven lost in runs the solver for B: neither the
+    answer's timing nor the solver-run metric tells B's player that A was there."""
+    code, move = lost_sh_code()
+    first = await player_client(server, "Pathfinder")
+    a = (await first.request("new_game", code=code))["game"]["id"]
+    await first.act(a, 0, **move.to_json())
+    assert (await wait_status(server, a, "lost"))["status"] == "lost"
+    runs = solver_runs()
+    second = await player_client(server, "Follower")
+    b = (await second.request("new_game", code=code))["game"]["id"]
+    await second.act(b, 0, **move.to_json())
+    assert (await wait_status(server, b, "lost"))["status"] == "lost"
+    assert solver_runs() > runs  # B's own solve, not a lookup of A's verdict
+    await first.close()
+    await second.close()
 
 
 async def test_a_winnable_position_stays_playing_and_heart_to_heart_is_never_lost(server: str) -> None:

@@ -22,9 +22,9 @@ from engine import Game, parse_code
 from engine.solver import SolveResult, solve, solve_position
 from server.errors import ProtocolError
 from server.features.play import proven_code
-from server.features.solutions.model import winnable_among
-from server.features.solutions.pool import SolverLost, SolverPool
-from server.features.solutions.worker import HEAD, answer
+from server.solver.deals import Deals
+from server.solver.pool import SolverLost, SolverPool
+from server.solver.worker import HEAD, answer
 from tests import processes
 from wire import ErrorCode
 
@@ -82,7 +82,7 @@ async def test_a_solve_in_the_worker_answers_as_in_process(pool: SolverPool) -> 
         assert same(here, solve_position(code.game, game.state, 20_000)), text
     worker = psutil.Process(worker_pid(pool))
     assert worker.ppid() == os.getpid()
-    assert worker.cmdline()[1:3] == ["-m", "server.features.solutions.worker"]  # never a fork
+    assert worker.cmdline()[1:3] == ["-m", "server.solver.worker"]  # never a fork
 
 
 async def test_close_ends_the_worker_without_waiting_for_its_solve(pool: SolverPool) -> None:
@@ -115,7 +115,7 @@ async def test_a_worker_ends_with_a_server_killed_without_closing_it() -> None:
     script = (
         "import asyncio, time\n"
         "from engine.solver import solve\n"
-        "from server.features.solutions.pool import SolverPool\n"
+        "from server.solver.pool import SolverPool\n"
         "async def main():\n"
         "    pool = SolverPool()\n"
         "    await pool.run(solve, 'SH1-C1-AAAAAAB', 1000)\n"
@@ -156,7 +156,7 @@ async def test_a_request_meeting_a_lost_worker_answers_unavailable(pool: SolverP
     await pool.run(solve, parse_code(CODES[2]), 1_000)
     pid = worker_pid(pool)
     os.kill(pid, signal.SIGSTOP)  # it cannot answer: the request below is surely lost with it
-    asking = asyncio.create_task(proven_code(parse_code("SH1-C1-AAAAAAA"), pool))
+    asking = asyncio.create_task(proven_code(parse_code("SH1-C1-AAAAAAA"), Deals(pool)))
     await asyncio.sleep(0.05)
     os.kill(pid, signal.SIGKILL)
     with pytest.raises(ProtocolError) as refused:
@@ -164,7 +164,7 @@ async def test_a_request_meeting_a_lost_worker_answers_unavailable(pool: SolverP
     assert refused.value.code == ErrorCode.UNAVAILABLE
     assert "try again" in refused.value.message
     winnable = parse_code(CODES[1])  # the next request is served by a fresh worker
-    assert await asyncio.wait_for(winnable_among([winnable], pool), DEADLINE_S) == winnable
+    assert await asyncio.wait_for(Deals(pool).winnable_among([winnable]), DEADLINE_S) == winnable
 
 
 async def test_the_worker_runs_at_the_lowest_priority(pool: SolverPool) -> None:

@@ -1,4 +1,4 @@
-"""Background solves wait for a spare core (server.features.solutions.spare), on an injected
+"""Background solves wait for a spare core (server.solver.spare), on an injected
 clock and idle counter: no test sleeps."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import ParamSpec, TypeVar
 
 from prometheus_client import REGISTRY
 
-from server.features.solutions.spare import LOOK_S, OnSpareCores, SpareCores, needed_cores
+from server.solver.spare import LOOK_S, OnSpareCores, SpareCores, needed_cores
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -6,8 +6,8 @@ import pytest
 
 from engine import parse_code
 from engine.solver import solve
-from server.features.solutions.model import winnable_among
-from server.features.solutions.pool import SolverPool
+from server.solver.deals import Deals
+from server.solver.pool import SolverPool
 from tests.support import Client, new_player
 
 
@@ -58,7 +58,8 @@ async def test_no_candidate_proven_means_none() -> None:
     )
     pool = SolverPool()
     try:
-        assert await winnable_among(unwinnable, pool) is None
-        assert await winnable_among([*unwinnable, winnable], pool) == winnable
+        deals = Deals(pool)
+        assert await deals.winnable_among(unwinnable) is None
+        assert await deals.winnable_among([*unwinnable, winnable]) == winnable
     finally:
         await pool.close()

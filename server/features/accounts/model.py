@@ -1,7 +1,7 @@
 """Accounts, pure: what a username and a password may be, how passwords are hashed, and how
 failed logins are slowed down.
 
-- **Usernames** follow the rule of names (:func:`server.features.names.model.clean_name`:
+- **Usernames** follow the rule of names (:func:`server.rules.names.clean_name`:
   NFKC, no invisible or control characters, whitespace collapsed, not ``Guest-…``) and are
   3 to 24 characters; two are the same when either key of ``name_keys`` is (case and
   lookalike letters ignored), which the database enforces.
@@ -28,7 +28,7 @@ from argon2 import PasswordHasher, Type
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from server.errors import ProtocolError
-from server.features.names.model import clean_name, graphemes, name_keys
+from server.rules.names import clean_name, graphemes, name_keys
 from wire import ErrorCode
 
 USERNAME_MIN, USERNAME_MAX = 3, 24  # graphemes

@@ -16,8 +16,8 @@ from starlette.routing import BaseRoute
 
 from server.edge.openapi import route
 from server.errors import ProtocolError
-from server.features.dailies.model import DAY_MS, day_start_ms, parse_day
 from server.features.dailies.service import Challenge, Dailies
+from server.rules.days import DAY_MS, day_start_ms, parse_day
 from wire import ErrorCode
 
 

@@ -24,16 +24,11 @@ from engine.vocabulary import Result
 from server.core.games import LiveGame
 from server.core.services import Services
 from server.errors import ProtocolError
-from server.features.dailies.model import (
-    FAMILIES,
-    NO_PROGRESS_STATUSES,
-    candidate,
-    commitment,
-    day_of,
-    family_of,
-)
-from server.features.solutions.model import daily_length, proven_length
-from server.features.solutions.pool import SolverLost, SolverPool, refusal
+from server.features.dailies.model import DAILY_BUDGET, NO_PROGRESS_STATUSES, candidate, commitment
+from server.rules.days import FAMILIES, day_of, family_of
+from server.solver.cache import BoundedCache
+from server.solver.deals import DEAL_CACHE, Deals
+from server.solver.pool import SolverLost, as_unavailable
 from server.storage import dailies as store
 from server.storage.faults import Conflict, brief, is_away
 from server.storage.stored_secrets import stored_or_new
@@ -62,12 +57,14 @@ class Challenge:
 class Dailies:
     """The daily challenges: codes (cached once stored: a stored day never changes) and starts.
 
-    Candidates are proven winnable in the solver's worker process (``pool``).
+    Candidates are proven winnable in the solver's worker process (``deals``); the lengths
+    of the proven ones are kept until their day is stored.
     """
 
-    def __init__(self, services: Services, pool: SolverPool) -> None:
+    def __init__(self, services: Services, deals: Deals) -> None:
         self.services = services
-        self.pool = pool
+        self.deals = deals
+        self.lengths: BoundedCache[str, int] = BoundedCache(DEAL_CACHE)  # code -> proven length
         self.games = services.games
         self._codes: dict[tuple[str, str], Challenge] = {}
         self._days_of: dict[str, str] = {}  # code -> day, for the codes seen here
@@ -124,9 +121,17 @@ class Dailies:
         if used:
             return False
         try:
-            return await daily_length(code, self.pool) is not None
+            length = await self.daily_length(code)
         except SolverLost as lost:
-            raise refusal(lost) from lost
+            raise as_unavailable(lost) from lost
+        return length is not None
+
+    async def daily_length(self, code: GameCode) -> int | None:
+        """The solution length when the solver proves the deal winnable within DAILY_BUDGET, else None."""
+        answer = await self.deals.solve(code, DAILY_BUDGET)
+        if answer.length is not None:
+            self.lengths.put(str(code), answer.length)
+        return answer.length
 
     async def _try_candidate(self, day: str, family: str, n: int) -> tuple[str, str | None] | None:
         """Offer candidate ``n``; returns the day's stored (code, salt), maybe another instance's."""
@@ -137,7 +142,7 @@ class Dailies:
         async with self.services.db.transaction() as tx:
             if await self.is_acceptable(await store.code_used(tx, text), chosen):
                 now, salt = self.services.clock(), secrets.token_hex(16)
-                await store.insert_if_absent(tx, day, family, text, now, proven_length(text), salt)
+                await store.insert_if_absent(tx, day, family, text, now, self.lengths.get(text), salt)
         async with self.services.db.read() as tx:
             return await store.stored_code(tx, day, family)
 

@@ -8,8 +8,9 @@ of a code; ``include=flagged`` adds the flagged entries, marked.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -20,14 +21,35 @@ from server.core.context import Caller, Handlers
 from server.edge.inputs import int_param
 from server.edge.openapi import route
 from server.errors import ProtocolError, code_or_error
-from server.features.dailies.model import family_of, parse_day
-from server.features.dailies.service import Dailies
 from server.features.leaderboards.model import DEFAULT_LIMIT, DEFAULT_RADIUS, MAX_LIMIT, MAX_RADIUS
+from server.rules.days import family_of, parse_day
 from server.storage.db import Database
 from server.storage.leaderboards import around, top, with_flagged
 from wire import ErrorCode, PlayerKind
 
 INCLUDES = ("flagged",)
+
+
+class DailyChallenge(Protocol):
+    """One family's challenge of a day, as the boards read it."""
+
+    @property
+    def family(self) -> str: ...
+
+    @property
+    def code(self) -> str: ...
+
+
+class DailyCodes(Protocol):
+    """What the boards need of the daily challenges (the dailies' service answers it)."""
+
+    def today(self) -> str: ...
+
+    async def sealed_code(self, code: str) -> bool: ...
+
+    async def code_for(self, day: str, family: str) -> str: ...
+
+    async def challenges_of_day(self, day: str) -> Sequence[DailyChallenge]: ...
 
 
 @dataclass(frozen=True)
@@ -58,7 +80,7 @@ def include_param(value: str | None) -> bool:
 class LeaderboardsApi:
     """The read side of the boards; counting is :class:`~.service.Leaderboards`' job."""
 
-    def __init__(self, db: Database, dailies: Dailies) -> None:
+    def __init__(self, db: Database, dailies: DailyCodes) -> None:
         self.db = db
         self.dailies = dailies
 

@@ -1,10 +1,9 @@
-"""The ranking order of a code's leaderboard, pure: the sort key, ranks, cursors, entry shapes.
+"""A code's leaderboard, pure: ranks, count buckets, cursors, entry shapes.
 
-Order: wins first; winners by fewer moves, then less time; everyone else by
-progress (more first), then fewer moves, then less time. Never by the
-displayed score, which Seahaven lets a player farm. The whole order is folded
-into one ascending BIGINT, ``sort_key``, so the top of a board is an index
-range and a rank is an index-only count (``server.storage.leaderboards``).
+The ranking order is folded into one ascending BIGINT, ``sort_key``
+(:mod:`server.rules.ranking`, shared with profiles and replays), so the top of
+a board is an index range and a rank is an index-only count
+(``server.storage.leaderboards``).
 """
 
 from __future__ import annotations
@@ -17,22 +16,9 @@ from typing import Any
 from server.errors import ProtocolError
 from wire import ErrorCode
 
-# sort_key layout, most significant first (63 bits, always positive):
-# 1 bit "not won" | 6 bits 63 - progress | 20 bits moves | 36 bits elapsed ms.
-MOVES_CAP = (1 << 20) - 1  # a million moves: beyond it moves tie
-TIME_CAP = (1 << 36) - 1  # about 795 days of play time: beyond it time ties
 DEFAULT_LIMIT, MAX_LIMIT = 50, 100
 DEFAULT_RADIUS, MAX_RADIUS = 5, 25
 LEVELS = ((0, 56), (1, 36), (2, 16))  # (level, shift): won+progress; + moves; + time in 65.5 s steps
-
-
-def sort_key(won: bool, progress: int, moves: int, elapsed_ms: int) -> int:
-    """The one ascending number the whole ranking order is folded into."""
-    lost = 0 if won else 1
-    progress_part = 63 - max(0, min(progress, 63))
-    moves_part = max(0, min(moves, MOVES_CAP))
-    time_part = max(0, min(elapsed_ms, TIME_CAP))
-    return (lost << 62) | (progress_part << 56) | (moves_part << 36) | time_part
 
 
 def bucket_deltas(changes: dict[int, int]) -> list[tuple[int, int, int]]:

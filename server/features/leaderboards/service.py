@@ -16,9 +16,9 @@ from engine.vocabulary import FINAL_RESULTS, Result
 from server.core import topics
 from server.core.games import LiveGame
 from server.core.services import Services
-from server.features.dailies.model import is_sealed
-from server.features.leaderboards.model import sort_key
-from server.features.screening.model import flag_reasons, time_signals
+from server.rules.ranking import sort_key
+from server.rules.sealing import is_sealed
+from server.rules.think_time import flag_reasons, time_signals
 from server.storage.db import Tx
 from server.storage.leaderboards import around, record
 from server.storage.screening import insert_signals, player_kind
@@ -84,7 +84,7 @@ class Leaderboards:
                 "gap_spread_ms": signals.gap_spread_ms,
                 "undos": signals.undos,
                 "reasons": ",".join(reasons),
-                # Only a win is compared with the solver's line (features.screening.service).
+                # Only a win is compared with the solver's line (the screening feature's SolverSignals).
                 "analysed_ms": None if live.result == Result.WON else live.finished_ms or 0,
             },
         )

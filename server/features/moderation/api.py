@@ -15,7 +15,7 @@ from server.edge.inputs import int_param, json_body
 from server.edge.openapi import route
 from server.errors import ProtocolError
 from server.features.moderation.service import Admin, Moderation
-from server.features.names.model import clean_name
+from server.rules.names import clean_name
 from wire import ErrorCode, Standing
 
 MAX_PAGE = 200

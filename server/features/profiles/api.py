@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Protocol
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -11,14 +12,20 @@ from starlette.routing import BaseRoute
 from server.edge.inputs import int_param
 from server.edge.openapi import route
 from server.errors import ProtocolError
-from server.features.accounts.service import Accounts
 from server.features.profiles.model import HISTORY_RESULTS, HistoryFilter
 from server.features.profiles.service import Profiles
+from server.storage.accounts import Identity
 from wire import ErrorCode
 
 VARIANT = re.compile(r"\A(HH|SH)1-[A-Z0-9]{1,4}\Z")
 GAMES = {"HH": "HH", "SH": "SH", "HEART_TO_HEART": "HH", "SEAHAVEN": "SH"}
 FLAGS = {"true": True, "1": True, "false": False, "0": False}
+
+
+class Identify(Protocol):
+    """Who a bearer token belongs to (the accounts' service answers it; an unknown one is refused)."""
+
+    async def identify(self, token: str) -> Identity: ...
 
 
 def history_filter(request: Request) -> HistoryFilter:
@@ -48,7 +55,7 @@ def history_filter(request: Request) -> HistoryFilter:
 
 
 class ProfilesApi:
-    def __init__(self, profiles: Profiles, accounts: Accounts) -> None:
+    def __init__(self, profiles: Profiles, accounts: Identify) -> None:
         self.profiles = profiles
         self.accounts = accounts
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from engine.vocabulary import Result
 from server.errors import ProtocolError
-from server.features.dailies.model import FAMILIES
+from server.rules.days import FAMILIES
 from wire import ErrorCode
 
 PERCENTILE_BUCKETS = 101  # whole percentiles 0..100

@@ -14,7 +14,6 @@ from engine.vocabulary import Result
 from server.core.games import IDLE_GAP_CAP_MS, LiveGame
 from server.core.services import Services
 from server.errors import ProtocolError
-from server.features.dailies.model import check_unsealed, day_of
 from server.features.profiles.model import (
     DAILY_RESULTS,
     HistoryFilter,
@@ -24,6 +23,8 @@ from server.features.profiles.model import (
     games_json,
     variants_json,
 )
+from server.rules.days import day_of
+from server.rules.sealing import sealed_to_others
 from server.storage import profiles as store
 from server.storage import queries
 from server.storage.db import Record, Tx
@@ -184,7 +185,7 @@ class Profiles:
             raise ProtocolError(
                 ErrorCode.CONFLICT, "the game is not finished; it can be watched again once it is"
             )
-        check_unsealed(row.daily_day, row.player_id, viewer, self.services.clock())
+        sealed_to_others(row.daily_day, row.player_id, viewer, self.services.clock())
         return row, actions
 
     async def replay(self, game_id: str, viewer: str | None) -> dict[str, Any]:

@@ -7,9 +7,9 @@ from typing import Any
 from server.core import topics
 from server.core.context import Caller, Handlers
 from server.core.quotas import Rate
-from server.features.play import code_from_fields
 from server.features.races.model import DEFAULT_COUNTDOWN_S, RaceState
 from server.features.races.service import Races
+from server.rules.codes import code_from_fields
 from wire import RaceStatus
 
 OVER = (RaceStatus.FINISHED, RaceStatus.CANCELLED)  # nothing more is pushed for these

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from engine import Action, Game, parse_code
 from engine.vocabulary import DECLARED_RESULTS, Result, Status
@@ -28,12 +28,17 @@ from server.core.quotas import Rate
 from server.core.services import Services
 from server.core.timing import sleep_until
 from server.errors import ProtocolError
-from server.features.profiles.service import Profiles
 from server.storage import queries
 from server.storage.db import Record
 from wire import ErrorCode
 
 MAX_RUNS = 10_000  # ghost races held at once by this server; the oldest finished first go
+
+
+class FinishedGames(Protocol):
+    """The one access rule for watching a finished game again (the profiles' service answers it)."""
+
+    async def finished_game(self, game_id: str, viewer: str | None) -> tuple[Record, Sequence[Record]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +133,7 @@ def winner(run: GhostRun, live: LiveGame) -> str:
 class GhostRaces:
     """Ghost races of this server; the racer's game starts through the ``starter``."""
 
-    def __init__(self, services: Services, starter: Starter, profiles: Profiles, opened: Rate) -> None:
+    def __init__(self, services: Services, starter: Starter, profiles: FinishedGames, opened: Rate) -> None:
         self.services = services
         self.starter = starter
         self.profiles = profiles

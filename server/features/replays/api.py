@@ -12,8 +12,8 @@ from server.clock import Clock
 from server.edge.auth import viewer_from_header
 from server.edge.openapi import route
 from server.errors import ProtocolError
-from server.features.dailies.model import check_unsealed, is_sealed
 from server.features.replays.model import report
+from server.rules.sealing import is_sealed, sealed_to_others
 from server.storage.db import Database
 from server.storage.replays import stored_game
 from wire import ErrorCode
@@ -37,7 +37,7 @@ class ReplaysApi:
         row, actions, entry = found
         sealed = is_sealed(row.daily_day, self.clock())
         if sealed:  # a daily's game: its player's only until the day is over, and named without code
-            check_unsealed(
+            sealed_to_others(
                 row.daily_day, row.player_id, await viewer_from_header(request, self.db), self.clock()
             )
         if row.result is None:

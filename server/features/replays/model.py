@@ -13,7 +13,7 @@ from typing import Any
 
 from engine.verify import Mismatch, Verification, elapsed_from_times, verify
 from engine.vocabulary import DECLARED_RESULTS, Result
-from server.features.leaderboards.model import sort_key
+from server.rules.ranking import sort_key
 
 
 def claimed_from_row(row: Any) -> dict[str, Any]:

@@ -20,8 +20,8 @@ from server.core.games import LiveGame
 from server.core.services import Services
 from server.core.worklist import Worklist
 from server.features.screening.model import compare_lines
-from server.features.solutions.model import SOLUTION_BUDGET, Runner, solve_deal
-from server.features.solutions.pool import SolverLost
+from server.solver.deals import SOLUTION_BUDGET, Deals
+from server.solver.pool import SolverLost
 from server.storage import screening as store
 
 log = logging.getLogger(__name__)
@@ -31,9 +31,9 @@ REQUEUE_AT_START = 1000
 class SolverSignals:
     """A queue of won ranked results to compare with the solver's line, and its worker."""
 
-    def __init__(self, services: Services, pool: Runner) -> None:
+    def __init__(self, services: Services, deals: Deals) -> None:
         self.services = services
-        self.pool = pool
+        self.deals = deals  # on spare cores, sharing the answers of solutions after a game
         self.queue: Worklist[str] = Worklist("solver signals", self._analyse_queued)  # game id -> code
 
     def on_change(self, live: LiveGame) -> None:
@@ -52,7 +52,7 @@ class SolverSignals:
                 return
             played = await store.action_texts(tx, game_id)
         try:
-            answer = await solve_deal(parse_code(code), SOLUTION_BUDGET, self.pool)
+            answer = await self.deals.solve(parse_code(code), SOLUTION_BUDGET)
         except SolverLost as lost:  # left unanalysed: queued again at the next start
             log.warning("solver signals of %s wait: %s", game_id, lost)
             return

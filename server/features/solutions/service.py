@@ -7,10 +7,12 @@
   when the solver's worker process was lost during the solve.
 - **Dead ends**: after every action, :class:`DeadEnds` checks the new
   position in the background, off the action's path, in the solver's worker
-  process (:mod:`server.features.solutions.pool`): one solve at a time,
+  process (:mod:`server.solver.pool`): one solve at a time,
   :data:`LOST_BUDGET` nodes, at most :data:`DUTY` of the time, the latest
-  position per game only, verdicts cached by canonical position (an undo back
-  to a known position costs a lookup). A proof that no win remains is
+  position per game only, verdicts cached per game by canonical position (an
+  undo back to a known position costs a lookup). The cache is keyed by game:
+  a position another game reached is solved again, so no game's answer, nor
+  its timing, tells anything of the others'. A proof that no win remains is
   recorded through :meth:`GameService.mark_lost` (the one writer of game
   state): the status reads ``lost`` until the next action (undo stays
   allowed) and subscribers get a ``status`` push. Heart to Heart never gets
@@ -22,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Any
 
@@ -34,17 +35,12 @@ from server.clock import Clock
 from server.core.games import GameService, LiveGame
 from server.core.worklist import Worklist
 from server.errors import ProtocolError
-from server.features.dailies.model import check_unsealed, day_of
-from server.features.solutions.model import (
-    LOST_BUDGET,
-    SOLUTION_BUDGET,
-    VERDICT_CACHE,
-    Runner,
-    may_be_lost,
-    remember,
-    solve_deal,
-)
-from server.features.solutions.pool import SolverLost, SolverPool, refusal
+from server.features.solutions.model import LOST_BUDGET, VERDICT_CACHE, may_be_lost
+from server.rules.sealing import sealed_to_others
+from server.solver.cache import BoundedCache
+from server.solver.deals import SOLUTION_BUDGET, Deals
+from server.solver.pool import SolverLost, as_unavailable
+from server.solver.runner import Runner
 from wire import ErrorCode
 
 log = logging.getLogger(__name__)
@@ -54,17 +50,17 @@ DUTY = 0.25  # the dead-end prover solves at most this share of the time (its pr
 class Solutions:
     """The after-game answer, solved in the worker process shared with the dead-end prover."""
 
-    def __init__(self, clock: Clock, pool: SolverPool) -> None:
+    def __init__(self, clock: Clock, deals: Deals) -> None:
         self.clock = clock
-        self.pool = pool
+        self.deals = deals
 
     def check_over(self, live: LiveGame, viewer: str | None) -> None:
         """HH-25: nothing while the game is open; a daily's solution waits for the day's end
         (``sealed`` to anyone but its player, ``conflict`` to the player)."""
-        check_unsealed(live.daily_day, live.owner_id, viewer, self.clock())
+        sealed = sealed_to_others(live.daily_day, live.owner_id, viewer, self.clock())
         if not live.finished:
             raise ProtocolError(ErrorCode.CONFLICT, "the solution is shown once the game is over")
-        if live.daily_day is not None and live.daily_day >= day_of(self.clock()):
+        if sealed:
             raise ProtocolError(
                 ErrorCode.CONFLICT, "a daily challenge's solution is shown after its day ends"
             )
@@ -73,9 +69,9 @@ class Solutions:
         """Was the deal winnable, and how: a solution from the deal, with every position."""
         self.check_over(live, viewer)
         try:
-            answer = await solve_deal(live.game.code, SOLUTION_BUDGET, self.pool)
+            answer = await self.deals.solve(live.game.code, SOLUTION_BUDGET)
         except SolverLost as lost:
-            raise refusal(lost) from lost
+            raise as_unavailable(lost) from lost
         actions = answer.actions
         # The deal and each position of the solution, drawn by clients (engine.replay).
         steps = None if actions is None else await asyncio.to_thread(steps_json, live.game.code, actions)
@@ -98,7 +94,7 @@ class DeadEnds:
     def __init__(self, games: GameService, pool: Runner) -> None:
         self.games = games
         self.pool = pool  # the worker shared with the solution answer, on spare cores
-        self.verdicts: OrderedDict[Hashable, str] = OrderedDict()
+        self.verdicts: BoundedCache[tuple[str, Hashable], str] = BoundedCache(VERDICT_CACHE)
         self.queue: Worklist[tuple[LiveGame, int]] = Worklist("dead end", self._check_queued)
         self.checks = 0  # solves run (cache misses), for tests and logs
 
@@ -118,19 +114,18 @@ class DeadEnds:
     async def _check_queued(self, game_id: str, item: tuple[LiveGame, int]) -> None:
         await self.check(*item)
 
-    async def verdict(self, game: Game) -> str:
-        """The solver's answer for a position, cached by canonical position."""
-        key = position_key(game.code.game, game.state)
+    async def verdict(self, game_id: str, game: Game) -> str:
+        """The solver's answer for a position of one game, cached by (game, canonical position)."""
+        key = (game_id, position_key(game.code.game, game.state))
         found = self.verdicts.get(key)
         if found is not None:
-            self.verdicts.move_to_end(key)
             return found
         answer = await self.pool.run(solve_position, game.code.game, game.state, LOST_BUDGET)
         spent = answer.ms / 1000  # the worker's time, not the wait for its slot
         self.checks += 1
         metrics.SOLVES.inc()
         metrics.SOLVER_SECONDS.inc(spent)
-        remember(self.verdicts, key, answer.result, VERDICT_CACHE)
+        self.verdicts.put(key, answer.result)
         await asyncio.sleep(spent * (1 - DUTY) / DUTY)  # leave the loop the rest of the time
         return answer.result
 
@@ -138,7 +133,7 @@ class DeadEnds:
         if not self._current(live, seq):
             return
         try:
-            verdict = await self.verdict(live.game)
+            verdict = await self.verdict(live.id, live.game)
         except SolverLost as lost:  # an operational event (a kill, a shutdown), not a bug
             log.warning("dead end of %s not checked: %s; its next position is", live.id, lost)
             return

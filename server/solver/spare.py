@@ -26,7 +26,7 @@ from typing import ParamSpec, TypeVar
 import psutil
 
 from server import metrics
-from server.features.solutions.model import Runner
+from server.solver.runner import Runner
 
 P = ParamSpec("P")
 R = TypeVar("R")

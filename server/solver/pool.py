@@ -8,7 +8,7 @@ worker and one solve at a time per server: the callers' caches stay in the
 server's process, and a solve's arguments and answer travel pickled.
 
 Nor does the server keep a thread for it: requests and answers cross the
-worker's pipes (:mod:`server.features.solutions.worker`), written and read by
+worker's pipes (:mod:`server.solver.worker`), written and read by
 the event loop itself. Through ``concurrent.futures``' process pool every
 solve passed through two helper threads of the server (a queue's feeder and
 the pool's manager), and each hand-over of the GIL between them and the loop
@@ -30,14 +30,14 @@ from pathlib import Path
 from typing import ParamSpec, TypeVar, cast
 
 from server.errors import ProtocolError
-from server.features.solutions.worker import HEAD, frame
+from server.solver.worker import HEAD, frame
 from wire import ErrorCode
 
 P = ParamSpec("P")
 R = TypeVar("R")
 CLOSE_WAIT_S = 5.0  # for a killed worker to be gone
-WORKER = "server.features.solutions.worker"
-SOURCE_ROOT = Path(__file__).resolve().parents[3]  # where ``server`` is imported from
+WORKER = "server.solver.worker"
+SOURCE_ROOT = Path(__file__).resolve().parents[2]  # where ``server`` is imported from
 log = logging.getLogger(__name__)
 
 
@@ -46,7 +46,7 @@ class SolverLost(Exception):
     a new one."""
 
 
-def refusal(lost: SolverLost) -> ProtocolError:
+def as_unavailable(lost: SolverLost) -> ProtocolError:
     """What a request waiting for a solve answers when the worker was lost: try again."""
     return ProtocolError(ErrorCode.UNAVAILABLE, f"{lost}; try again")
 
@@ -137,7 +137,7 @@ class _Worker:
 class SolverPool:
     """One worker process, started on first use, running one solve at a time.
 
-    The worker is a new interpreter running :mod:`server.features.solutions.worker`:
+    The worker is a new interpreter running :mod:`server.solver.worker`:
     never a fork of the server (the server has threads, and a forked child
     inherits their locks in whatever state they were), and it imports only the
     solver, not the server. A worker that ended while idle is replaced by the

@@ -1,4 +1,4 @@
-"""The solver's worker process: ``python -m server.features.solutions.worker SERVER_PID``.
+"""The solver's worker process: ``python -m server.solver.worker SERVER_PID``.
 
 It reads requests from its standard input and writes answers to its
 standard output, one at a time, each a pickle behind its length
