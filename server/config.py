@@ -7,7 +7,7 @@ reads the environment on its own.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -87,9 +87,15 @@ class Limits:
 class Screening:
     """When a ranked result is flagged for review, from the server's own timestamps (docs/competing.md).
 
-    A result with at least ``min_moves`` moves is flagged when the median gap
-    between its actions is under ``fast_median_ms``, or when the gaps' standard
-    deviation is under ``even_spread_ms`` (a metronome, not a person).
+    A result with at least ``min_moves`` moves is flagged when any of these holds:
+    its median gap between actions is under ``fast_median_ms``; the gaps' standard
+    deviation is under ``even_spread_ms`` (a metronome); at least
+    ``under_floor_share`` of its gaps are under ``floor_ms`` (faster than a person
+    moves a card); ``quick_run`` gaps in a row are under twice ``floor_ms``; or it
+    has no long think (no gap of ``long_think`` times the median) and its 90th
+    percentile gap is under ``flat_tail_ratio`` times the median (think time with
+    no tail: drawn from a range, not thought). ``repeat_days``: how long a
+    confirmed flag holds every later result of the player for review.
     ``enabled=False`` still records every signal but flags nothing.
     """
 
@@ -97,17 +103,23 @@ class Screening:
     min_moves: int = 30
     fast_median_ms: int = 250
     even_spread_ms: int = 20
+    floor_ms: int = 150
+    under_floor_share: float = 0.1
+    quick_run: int = 10
+    long_think: float = 2.5
+    flat_tail_ratio: float = 2.0
+    repeat_days: int = 30
 
     @classmethod
     def from_env(cls, env: dict[str, str]) -> Screening:
         """``SOLITAIRE_SCREENING`` (0 turns flagging off), ``SOLITAIRE_FLAG_<FIELD>`` for the rest."""
         base = cls()
-        return cls(
-            enabled=env.get("SOLITAIRE_SCREENING", "1") != "0",
-            min_moves=int(env.get("SOLITAIRE_FLAG_MIN_MOVES", base.min_moves)),
-            fast_median_ms=int(env.get("SOLITAIRE_FLAG_FAST_MEDIAN_MS", base.fast_median_ms)),
-            even_spread_ms=int(env.get("SOLITAIRE_FLAG_EVEN_SPREAD_MS", base.even_spread_ms)),
-        )
+        values: dict[str, Any] = {"enabled": env.get("SOLITAIRE_SCREENING", "1") != "0"}
+        for name, default in asdict(base).items():
+            raw = env.get(f"SOLITAIRE_FLAG_{name.upper()}")
+            if name != "enabled" and raw is not None:
+                values[name] = type(default)(raw)
+        return cls(**values)
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,11 @@ class FlagReason(StrEnum):
 
     FAST = "fast"  # median think time under the threshold over enough moves
     EVEN = "even"  # think times without variance: a metronome, not a person
+    INHUMAN = "inhuman"  # too many gaps under what a person can do
+    STREAK = "streak"  # a long run of quick moves in a row
+    FLAT = "flat"  # think times without the long thinks of a person's play: drawn from a range
+    SOLVER_LINE = "solver_line"  # exactly the solver's line, no undo (found after the finish)
+    REPEAT = "repeat"  # the player had a flag confirmed recently: every result waits for a look
 
 
 class AuditAction(StrEnum):

@@ -15,6 +15,7 @@ from sqlalchemy import (
     Integer,
     MetaData,
     String,
+    Text,
     text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -242,6 +243,8 @@ class ResultSignal(Base):
     extra_moves: Mapped[int | None] = mapped_column(Integer)
     solver_line: Mapped[bool | None] = mapped_column(Boolean)
     analysed_ms: Mapped[int | None] = mapped_column(BigInteger)
+    # Migration 0009: every figure the thresholds read, as JSON (features.screening.model.TimeSignals)
+    evidence: Mapped[str | None] = mapped_column(Text)
 
 
 class AdminToken(Base):

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Row, select, update
+from sqlalchemy import Row, func, select, update
 
 from server.storage.db import Tx
 from server.storage.dialect import upsert
 from server.storage.models import ActionRow, LeaderboardEntry, Player, ResultSignal
+from wire import Standing
 
 S = ResultSignal.__table__
 T = LeaderboardEntry.__table__
@@ -26,6 +27,17 @@ async def player_kind(tx: Tx, player_id: str) -> tuple[str, bool]:
 async def insert_signals(tx: Tx, values: dict[str, Any]) -> None:
     """The signals of a ranked result, taken at its finish (one row per game)."""
     await tx.execute(upsert(tx, S).values(**values).on_conflict_do_nothing())
+
+
+async def confirmed_since(tx: Tx, player_id: str, since_ms: int) -> int:
+    """How many of a player's entries an operator confirmed as flagged, of results since ``since_ms``."""
+    mine = (T.c.player_id == player_id) & (T.c.standing == Standing.CONFIRMED) & (T.c.finished_ms >= since_ms)
+    return int((await tx.execute(select(func.count()).select_from(T).where(mine))).scalar_one())
+
+
+async def add_reason(tx: Tx, game_id: str, reasons: str) -> None:
+    """A result's reasons as they now stand (the solver's flag comes after the finish)."""
+    await tx.execute(update(ResultSignal).where(S.c.game_id == game_id).values(reasons=reasons))
 
 
 async def record_analysis(tx: Tx, game_id: str, values: dict[str, Any]) -> None:

@@ -30,6 +30,7 @@ from server.config import Screening, Settings
 from server.features.dailies.model import candidate
 from server.rules.days import DAY_MS, day_of, day_start_ms
 from tests.server.competing import daily_board, stored_daily_codes, whole_board
+from tests.server.screening_corpus import ATTACKS, person
 from tests.support import ONE_ADDRESS, Client, ManualClock, ahttp, new_player, running_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,6 +55,16 @@ def solver_line(code: str) -> list[Action]:
     answer = solve(code, 200_000)
     assert answer.result == "won" and answer.actions is not None, (code, answer.result)
     return answer.actions
+
+
+def with_detour(line: list[Action]) -> list[Action]:
+    """A person's line: the first move taken back and played again (not the solver's exact line)."""
+    return [line[0], Action.from_json({"type": "undo"}), *line]
+
+
+def human_gaps(count: int, seed: int) -> list[int]:
+    """Gaps paced like a person of the screening corpus (a motor time plus a heavy-tailed think)."""
+    return person(random.Random(seed), count)
 
 
 def won_hh_code(min_moves: int = 30) -> tuple[str, list[Action]]:
@@ -109,8 +120,8 @@ async def test_a_second_player_gets_nothing_of_a_daily_until_its_day_ends(
     assert (started["game"]["daily"], started["game"]["family"]) == (day, "SH1-C4")
     code = (await stored_daily_codes(database_url, day))["SH1-C4"]
     line = solver_line(code)
-    pace = random.Random(1)
-    gaps = [pace.randint(900, 4000) for _ in line]
+    line = with_detour(line)
+    gaps = human_gaps(len(line), seed=1)
 
     half = len(line) // 2
     await paced_play(lead, clock, game_id, line[:half], gaps[:half])
@@ -310,10 +321,8 @@ async def test_a_scripted_line_is_flagged_a_paced_one_is_not_and_operators_act(
     await watcher.request("subscribe_leaderboard", code=code)
 
     scripted, scripted_game = await play_as(base, clock, code, line, [20] * len(line), "Scripted")
-    rng = random.Random(3)
-    paced, paced_game = await play_as(
-        base, clock, code, line, [rng.randint(700, 5000) for _ in line], "Paced"
-    )
+    detour = with_detour(line)
+    paced, paced_game = await play_as(base, clock, code, detour, human_gaps(len(detour), seed=3), "Paced")
     robot, robot_game = await play_as(base, clock, code, line, [20] * len(line), "Robot", bot=True)
 
     # the flag exists before the result could show: the first push is the paced result's
@@ -347,13 +356,14 @@ async def test_a_scripted_line_is_flagged_a_paced_one_is_not_and_operators_act(
         assert status == 401 and body["error"]["code"] == "bad_token", body
     flagged = await wait_signals(base, token, scripted_game, "flagged")
     signals = flagged["signals"]
-    assert sorted(signals["reasons"]) == ["even", "fast"]
+    assert sorted(signals["reasons"]) == ["even", "fast", "flat", "inhuman", "streak"]
     assert signals["median_gap_ms"] == 20 and signals["min_gap_ms"] == 20 and signals["gap_spread_ms"] == 0
     assert signals["solver_line"] is True and signals["extra_moves"] == 0
     assert signals["solver_length"] == len(line) and signals["undos"] == 0
+    assert signals["evidence"]["under_floor"] == 1.0 and signals["evidence"]["long_thinks"] == 0
     human = await wait_signals(base, token, paced_game, "ok")
-    assert human["signals"]["reasons"] == [] and human["signals"]["solver_line"] is True
-    assert human["signals"]["median_gap_ms"] >= 700 and human["signals"]["gap_spread_ms"] > 100
+    assert human["signals"]["reasons"] == [] and human["signals"]["solver_line"] is False
+    assert human["signals"]["undos"] == 1 and human["signals"]["evidence"]["long_thinks"] > 0
 
     # review: a bad decision, an entry that was never flagged, then clearing the flag
     status, body = await admin("POST", base, f"results/{scripted_game}/approve", token, {"reason": "x"})
@@ -428,3 +438,37 @@ async def test_a_bot_says_so_and_ranks_apart(screened: str, clock: ManualClock) 
     assert status == 200 and [e["game_id"] for e in bots["entries"]] == [game_id]
     status, body = await get(f"{screened}/api/leaderboards/{code}?kind=robot")
     assert status == 400 and body["error"]["field"] == "kind"
+
+
+# Machine speed meets the message rate limit first; the 20 ms scripted line above is its case.
+@pytest.mark.parametrize("attack", sorted(set(ATTACKS) - {"machine speed"}))
+async def test_each_scripted_pacing_is_flagged_before_its_result_shows(
+    screened: str, clock: ManualClock, attack: str
+) -> None:
+    """A line that is not the solver's (a detour in it), paced by each attack of the corpus."""
+    code, line = won_hh_code()
+    detour = with_detour(line)
+    _, game_id = await play_as(
+        screened, clock, code, detour, ATTACKS[attack](random.Random(7), len(detour)), f"Pacer {attack}"[:24]
+    )
+    assert await whole_board(screened, code) == []
+    status, marked = await get(f"{screened}/api/leaderboards/{code}?include=flagged")
+    assert status == 200 and [(e["game_id"], e["standing"]) for e in marked["entries"]] == [
+        (game_id, "flagged")
+    ]
+
+
+async def test_the_solvers_exact_line_at_a_human_pace_is_held_for_review(
+    screened: str, clock: ManualClock
+) -> None:
+    """Timing alone cannot tell it from a person; the solver's comparison takes it off the board."""
+    code, line = won_hh_code()
+    _, game_id = await play_as(screened, clock, code, line, human_gaps(len(line), seed=5), "Copier")
+    deadline = time.monotonic() + 60
+    while [e["game_id"] for e in await whole_board(screened, code)]:
+        assert time.monotonic() < deadline, "the solver's comparison never held the result"
+        await asyncio.sleep(0.1)
+    status, marked = await get(f"{screened}/api/leaderboards/{code}?include=flagged")
+    assert status == 200 and [(e["game_id"], e["standing"]) for e in marked["entries"]] == [
+        (game_id, "flagged")
+    ]

@@ -10,18 +10,21 @@ code's bots' board; a banned player's does not count at all.
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 from engine.vocabulary import FINAL_RESULTS, Result
 from server.core import topics
 from server.core.games import LiveGame
 from server.core.services import Services
+from server.rules.days import DAY_MS
 from server.rules.ranking import sort_key
 from server.rules.sealing import is_sealed
-from server.rules.think_time import flag_reasons, time_signals
+from server.rules.think_time import TimeSignals, flag_reasons, time_signals
 from server.storage.db import Tx
 from server.storage.leaderboards import around, record
-from server.storage.screening import insert_signals, player_kind
+from server.storage.screening import confirmed_since, insert_signals, player_kind
+from server.vocabulary import FlagReason
 from wire import PlayerKind, Standing
 
 
@@ -66,8 +69,9 @@ class Leaderboards:
         kind, banned = await player_kind(tx, live.owner_id)
         if banned:  # a banned player's games stop counting
             return
-        signals = time_signals(live.gaps, live.game.seq, live.game.moves, live.undos)
-        reasons = [] if kind == PlayerKind.BOT else flag_reasons(signals, self.services.settings.screening)
+        screening = self.services.settings.screening
+        signals = time_signals(live.gaps, live.game.seq, live.game.moves, live.undos, screening)
+        reasons = [] if kind == PlayerKind.BOT else await self._reasons(tx, live, signals)
         standing = Standing.FLAGGED if reasons else Standing.OK
         values = {**entry_values(live), "kind": kind, "standing": standing, "listed": not reasons}
         await insert_signals(
@@ -84,12 +88,20 @@ class Leaderboards:
                 "gap_spread_ms": signals.gap_spread_ms,
                 "undos": signals.undos,
                 "reasons": ",".join(reasons),
+                "evidence": json.dumps(signals.evidence()),
                 # Only a win is compared with the solver's line (the screening feature's SolverSignals).
                 "analysed_ms": None if live.result == Result.WON else live.finished_ms or 0,
             },
         )
         if await record(tx, values) and kind == PlayerKind.HUMAN and not reasons:
             self._changed[live.id] = str(live.game.code)
+
+    async def _reasons(self, tx: Tx, live: LiveGame, signals: TimeSignals) -> list[FlagReason]:
+        """The thresholds a human's result crosses, the player's recent confirmed flags included."""
+        screening = self.services.settings.screening
+        since = self.services.clock() - screening.repeat_days * DAY_MS
+        repeat = await confirmed_since(tx, live.owner_id, since) > 0
+        return flag_reasons(signals, screening, repeat)
 
     def on_change(self, live: LiveGame) -> None:
         """Listener: after the commit, push the changed entry to the code's subscribers."""

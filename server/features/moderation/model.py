@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from server.vocabulary import AuditAction
@@ -38,6 +39,7 @@ def flagged_json(row: Any) -> dict[str, Any]:
             "extra_moves": row.s_extra_moves,
             "solver_line": row.s_solver_line,
             "analysed_at": row.s_analysed_ms,
+            "evidence": json.loads(row.s_evidence) if row.s_evidence else None,
         },
     }
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from server.config import Screening
+
 
 @dataclass(frozen=True)
 class SolverSignals:
@@ -24,3 +26,13 @@ def compare_lines(player: Sequence[str], solver: Sequence[str] | None) -> Solver
     if solver is None:
         return SolverSignals(None, None, None)
     return SolverSignals(len(solver), len(player) - len(solver), list(player) == list(solver))
+
+
+def solver_flag(found: SolverSignals, undos: int, moves: int, screening: Screening) -> bool:
+    """Whether a win replays the solver's own line, with no undo, over enough moves to mean it.
+
+    Among the many orders in which a deal's moves can be played, a person
+    meets the solver's exact one only on the shortest deals; a script that
+    asked this server's solver meets it every time, at whatever pace.
+    """
+    return screening.enabled and bool(found.solver_line) and undos == 0 and moves >= screening.min_moves

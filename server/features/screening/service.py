@@ -4,10 +4,10 @@ A won ranked result is compared with the line the solver finds from its deal
 after the finish has been committed: one solve at a time in the solver's
 worker process shared with solutions and dead ends, answers cached per code
 (a day's challenge is solved once, however many players win it). The
-comparison is a signal for the operators (``GET /api/admin/flagged``); it
-flags nothing by itself, since a careful person can find a solver's line on a
-short deal too. Flags come from the think-time thresholds, applied at the
-finish.
+comparison is evidence for the operators (``GET /api/admin/flagged``), and a
+win that replays the solver's exact line with no undo over enough moves is
+taken off the board for review (``solver_line``): a script that asked this
+solver meets its line whatever its pace, a person almost never does.
 """
 
 from __future__ import annotations
@@ -19,10 +19,15 @@ from engine.vocabulary import Result
 from server.core.games import LiveGame
 from server.core.services import Services
 from server.core.worklist import Worklist
-from server.features.screening.model import compare_lines
+from server.features.screening.model import compare_lines, solver_flag
 from server.solver.deals import SOLUTION_BUDGET, Deals
 from server.solver.pool import SolverLost
 from server.storage import screening as store
+from server.storage.db import Tx
+from server.storage.leaderboards import set_standing
+from server.storage.moderation import entry_of_game
+from server.vocabulary import FlagReason
+from wire import Standing
 
 log = logging.getLogger(__name__)
 REQUEUE_AT_START = 1000
@@ -64,8 +69,19 @@ class SolverSignals:
             "solver_line": found.solver_line,
             "analysed_ms": self.services.clock(),
         }
+        held = solver_flag(found, row.undos, row.moves, self.services.settings.screening)
         async with self.services.db.transaction() as tx:
             await store.record_analysis(tx, game_id, values)
+            if held:
+                await self._hold(tx, game_id, row.reasons)
+
+    async def _hold(self, tx: Tx, game_id: str, reasons: str) -> None:
+        """Take a listed entry that replays the solver's line off the board until an operator looks."""
+        entry = await entry_of_game(tx, game_id)
+        if entry is None or entry.standing != Standing.OK:
+            return  # replaced by a better result, or already flagged or reviewed
+        await set_standing(tx, entry.code, entry.player_id, Standing.FLAGGED)
+        await store.add_reason(tx, game_id, ",".join(filter(None, (reasons, FlagReason.SOLVER_LINE))))
 
     async def start(self) -> None:
         self.services.games.listeners.append(self.on_change)
