@@ -61,7 +61,7 @@ from server.features.races.api import RacesApi
 from server.features.races.ghosts import GhostRaces
 from server.features.races.service import Races
 from server.features.replays.api import ReplaysApi
-from server.features.screening.service import SolverSignals
+from server.features.screening.service import SolverComparison
 from server.features.solutions.api import SolutionsApi
 from server.features.solutions.service import DeadEnds, Solutions
 from server.solver.deals import Deals
@@ -85,7 +85,7 @@ class Features:
     leaderboards: Leaderboards
     races: Races
     dead_ends: DeadEnds
-    solver_signals: SolverSignals
+    solver_signals: SolverComparison
     profiles: Profiles
     ghosts: GhostRaces
     solver: SolverPool
@@ -171,7 +171,7 @@ def build_features(services: Services, failures: FailureCounts, redis_ping: Ping
     races = Races(services, starter=dailies, sealed=dailies.sealed_code)
     solutions = Solutions(services.clock, deals)
     dead_ends = DeadEnds(services.games, background)
-    solver_signals = SolverSignals(services, deals.on(background))
+    solver_signals = SolverComparison(services, deals.on(background))
     players = Players(services)
     boards_api = LeaderboardsApi(services.db, dailies)
     solutions_api = SolutionsApi(services.games, solutions, services.db)

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from engine import Action, ActionFormatError, Game, GameCode, IllegalAction
 from engine.game import Outcome
+from engine.verify import IDLE_GAP_CAP_MS
 from engine.vocabulary import DECLARED_RESULTS, FINAL_RESULTS, Result, Status
 from server import metrics
 from server.clock import Clock, wall_clock_ms
@@ -33,7 +34,6 @@ from server.storage.leases import StorageFenced
 from server.storage.writer import Write
 from wire import ErrorCode
 
-IDLE_GAP_CAP_MS = 60_000
 MAX_GAP_MS = 2**32 - 1  # a think-time gap is kept in 32 bits (49 days)
 TAKE_ATTEMPTS = 6  # an action whose game another instance took meanwhile is retried this often
 TAKE_BACKOFF_S = 0.005  # before a retry: a random wait up to this, doubled each time

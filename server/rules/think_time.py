@@ -15,7 +15,6 @@ line is exactly the solver's. docs/competing.md says what they cannot tell.
 
 from __future__ import annotations
 
-import itertools
 import math
 import statistics
 from collections.abc import Sequence
@@ -44,11 +43,6 @@ class TimeSignals:
     def evidence(self) -> dict[str, Any]:
         """The figures as stored with the result and shown to operators."""
         return asdict(self)
-
-
-def gaps(times: Sequence[int]) -> list[int]:
-    """Milliseconds between consecutive accepted actions (the first action has no gap)."""
-    return [max(0, b - a) for a, b in itertools.pairwise(times)]
 
 
 def longest_run(between: Sequence[int], below: int) -> int:

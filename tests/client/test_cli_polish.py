@@ -9,8 +9,8 @@ import pytest
 from client import cli
 from client.cli.format import plural, table
 from client.cli.prompt import HELP
-from client.models import GameState
 from client.render import Style, card_count, render
+from tests.client.states import heart_state
 
 
 def test_help_has_no_raw_markup(capsys: pytest.CaptureFixture[str]) -> None:
@@ -34,30 +34,7 @@ def test_one_card_is_not_cards() -> None:
 
 
 def test_the_stock_line_counts_its_cards() -> None:
-    state = {
-        "code": "HH1-N-AAAAAC5",
-        "game": "HH",
-        "variant": "N",
-        "status": "playing",
-        "score": 0,
-        "moves": 0,
-        "seq": 0,
-        "undo_depth": 0,
-        "progress": 0,
-        "progress_total": 25,
-        "elapsed_ms": 0,
-        "clock_running": False,
-        "board": {
-            "heart": [{"pos": p, "card": "AS", "free": True} for p in range(1, 26)],
-            "selection": None,
-            "waste_top": "KD",
-            "stock_count": 1,
-            "waste_count": 1,
-        },
-        "hints": {},
-        "fingerprint": "0" * 16,
-    }
-    text = render(GameState.from_json(state), Style(color=False, symbols=False))
+    text = render(heart_state(waste_top="KD", stock_count=1), Style(color=False, symbols=False))
     assert "stock (s): 1 card " in text and "(1 card)" in text and "1 cards" not in text
 
 

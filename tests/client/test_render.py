@@ -5,39 +5,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from client.models import GameState
 from client.render import X_STEP, Style, render
 from engine.hearts import COVERED_BY, HEART_ROWS, HEART_SIZE
+from tests.client.states import heart_state
 
 DEAL_MD = Path(__file__).resolve().parents[2] / "docs" / "rules" / "deal.md"
-
-
-def heart_state() -> GameState:
-    return GameState.from_json(
-        {
-            "code": "HH1-N-AAAAAC5",
-            "game": "HH",
-            "variant": "N",
-            "status": "playing",
-            "score": 0,
-            "moves": 0,
-            "seq": 0,
-            "undo_depth": 0,
-            "progress": 0,
-            "progress_total": 25,
-            "elapsed_ms": 0,
-            "clock_running": False,
-            "board": {
-                "heart": [{"pos": p, "card": "AS", "free": True} for p in range(1, 26)],
-                "selection": None,
-                "waste_top": None,
-                "stock_count": 0,
-                "waste_count": 0,
-            },
-            "hints": {},
-            "fingerprint": "0" * 16,
-        }
-    )
 
 
 def test_the_rows_are_deal_mds_table() -> None:

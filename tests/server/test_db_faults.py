@@ -24,7 +24,7 @@ from server.config import Settings
 from server.core.games import GameService, LiveGame
 from server.core.services import Services
 from server.errors import ProtocolError
-from server.features.screening.service import SolverSignals
+from server.features.screening.service import SolverComparison
 from server.features.solutions.service import DeadEnds
 from server.solver.deals import Deals
 from server.solver.pool import SolverPool
@@ -252,7 +252,7 @@ async def test_background_work_meeting_an_away_database_logs_a_warning_not_a_tra
 ) -> None:
     """The dead-end prover and the solver signals go on, and say so in one line each."""
     dead_ends = DeadEnds(cast(GameService, None), SolverPool())  # never solves: no worker starts
-    signals = SolverSignals(cast(Services, None), Deals(SolverPool()))
+    signals = SolverComparison(cast(Services, None), Deals(SolverPool()))
 
     async def away(*_: object) -> None:
         raise ProtocolError(ErrorCode.UNAVAILABLE, "the database cannot be written now; nothing was changed")

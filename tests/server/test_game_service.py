@@ -20,8 +20,9 @@ import pytest
 from engine import Action, Game, IllegalAction, Refusal, Result, Status, parse_code
 from engine.codes import make_code
 from engine.solver import solve
+from engine.verify import IDLE_GAP_CAP_MS
 from server.core import topics
-from server.core.games import IDLE_GAP_CAP_MS, GameService, LiveGame
+from server.core.games import GameService, LiveGame
 from server.core.hub import Hub
 from server.errors import ProtocolError
 from server.storage.db import Database, Tx

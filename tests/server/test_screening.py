@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from server.config import Screening
 from server.features.screening.model import compare_lines, solver_flag
-from server.rules.think_time import TimeSignals, flag_reasons, gaps, longest_run, time_signals
+from server.rules.think_time import TimeSignals, flag_reasons, longest_run, time_signals
 from server.vocabulary import FlagReason
 from tests.server.screening_corpus import ATTACKS, games, person
 
@@ -12,7 +12,6 @@ CORPUS = 400  # games per pattern: a flag rate of 1% is 4 of them
 
 
 def test_gaps_and_figures() -> None:
-    assert gaps([1000, 1300, 1300, 2000]) == [300, 0, 700]
     signals = time_signals([300, 0, 700], actions=4, moves=4, undos=1)
     assert (signals.median_gap_ms, signals.min_gap_ms, signals.undos, signals.actions) == (300, 0, 1, 4)
     assert signals.gap_spread_ms == 287  # population standard deviation of 300, 0, 700

@@ -166,9 +166,7 @@ class LeaderboardsApi:
 
     async def subscribe(self, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
         named = await self.named(fields)
-        limit = fields.get("limit", DEFAULT_LIMIT)
-        if not 1 <= limit <= MAX_LIMIT:
-            raise ProtocolError(ErrorCode.BAD_MESSAGE, f"limit must be 1 to {MAX_LIMIT}", field="limit")
+        limit = fields.get("limit", DEFAULT_LIMIT)  # the schema bounds it
         caller.follow(topics.leaderboard(named.code))  # before the read, so no update falls between the two
         async with self.db.read() as tx:
             window = await top(tx, named.code, limit)

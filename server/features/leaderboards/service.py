@@ -89,7 +89,7 @@ class Leaderboards:
                 "undos": signals.undos,
                 "reasons": ",".join(reasons),
                 "evidence": json.dumps(signals.evidence()),
-                # Only a win is compared with the solver's line (the screening feature's SolverSignals).
+                # Only a win is compared with the solver's line (the screening feature's SolverComparison).
                 "analysed_ms": None if live.result == Result.WON else live.finished_ms or 0,
             },
         )

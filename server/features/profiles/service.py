@@ -10,8 +10,9 @@ from typing import Any
 
 from engine import Action
 from engine.replay import steps
+from engine.verify import IDLE_GAP_CAP_MS
 from engine.vocabulary import Result
-from server.core.games import IDLE_GAP_CAP_MS, LiveGame
+from server.core.games import LiveGame
 from server.core.services import Services
 from server.errors import ProtocolError
 from server.features.profiles.model import (

@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from engine import Action, Game, parse_code
+from engine.verify import IDLE_GAP_CAP_MS
 from engine.vocabulary import DECLARED_RESULTS, Result, Status
 from server.core import topics
 from server.core.context import Caller, Handlers, Starter
-from server.core.games import IDLE_GAP_CAP_MS, LiveGame
+from server.core.games import LiveGame
 from server.core.quotas import Rate
 from server.core.services import Services
 from server.core.timing import sleep_until

@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 REQUEUE_AT_START = 1000
 
 
-class SolverSignals:
+class SolverComparison:
     """A queue of won ranked results to compare with the solver's line, and its worker."""
 
     def __init__(self, services: Services, deals: Deals) -> None:
