@@ -14,7 +14,7 @@ process's clock) and its part after the result (result → update), the
 servers' CPU per action (all instances together, their solver processes
 included; also the event loops' threads alone, without the dead-end prover's
 solves), their group commits (how
-many, how long, how full, from ``/metrics``), and the share of a core this
+many, how long, how full, from each instance's metrics listener), and the share of a core this
 process itself used, so a saturated load generator is seen, not mistaken for
 a slow server, and how late a process of its own wakes from a 1 ms sleep
 (what the machine adds to every wait). ``--alone`` runs one
@@ -55,7 +55,7 @@ import psutil
 import uvloop
 from load import UNCOUNTED, NoReply, answer_to, connect, percentile, receive
 from prometheus_client.parser import text_string_to_metric_families
-from serverproc import ROOT, raise_fd_limit, scratch_database, started_server, tree_cpu_seconds
+from serverproc import ROOT, free_port, raise_fd_limit, scratch_database, started_server, tree_cpu_seconds
 from sqlalchemy.engine import make_url
 
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
@@ -250,11 +250,12 @@ COUNTED = (
 )
 
 
-def metric_totals(bases: list[str]) -> tuple[float, ...]:
-    """Every instance's :data:`COUNTED` figures so far, summed, in that order."""
+def metric_totals(scrapes: list[str]) -> tuple[float, ...]:
+    """Every instance's :data:`COUNTED` figures so far (from its metrics listener), summed, in
+    that order."""
     totals = dict.fromkeys(COUNTED, 0.0)
-    for base in bases:
-        with urllib.request.urlopen(f"{base}/metrics", timeout=10) as response:
+    for url in scrapes:
+        with urllib.request.urlopen(url, timeout=10) as response:
             for family in text_string_to_metric_families(response.read().decode()):
                 for sample in family.samples:
                     if sample.name in totals:
@@ -279,7 +280,9 @@ def cpu_of(pids: list[int]) -> tuple[float, float]:
     return total, loop
 
 
-async def run(args: argparse.Namespace, bases: list[str], pids: list[int]) -> dict[str, Any]:
+async def run(
+    args: argparse.Namespace, bases: list[str], pids: list[int], scrapes: list[str]
+) -> dict[str, Any]:
     n = len(bases)
     tokens = [create_player(bases[i % n]) for i in range(args.clients)]
     watched = 0 if args.alone else 1  # a spectator on the player's own instance, or the next one
@@ -317,7 +320,7 @@ async def run(args: argparse.Namespace, bases: list[str], pids: list[int]) -> di
     # The servers' counted figures are scraped outside the window, in a thread: a scrape holds
     # each server's loop for a moment, and, read on this loop, it held every push then arriving.
     await asyncio.sleep(WARMUP_S / 2)
-    counted_before, scraped = await asyncio.to_thread(metric_totals, bases), time.monotonic()
+    counted_before, scraped = await asyncio.to_thread(metric_totals, scrapes), time.monotonic()
     await asyncio.sleep(max(0.0, deadline - args.seconds - time.monotonic()))
     (cpu_before, loop_before), started = cpu_of(pids), time.monotonic()  # /proc: no server waits
     meter = stall_meter(max(0.0, deadline - started))
@@ -329,7 +332,7 @@ async def run(args: argparse.Namespace, bases: list[str], pids: list[int]) -> di
     own = time.process_time() - own_before
     elapsed = time.monotonic() - started
     figures.measuring = False
-    counted_after = await asyncio.to_thread(metric_totals, bases)
+    counted_after = await asyncio.to_thread(metric_totals, scrapes)
     machine = await asyncio.to_thread(stalls, meter)
     per_s = 1 / (time.monotonic() - scraped)  # the counted figures' own window, a little wider
     counted = (b - a for a, b in zip(counted_before, counted_after, strict=True))
@@ -426,12 +429,22 @@ def main() -> None:
         urls = stack.enter_context(databases(args.db, args.instances if args.alone else 1))
         for url in urls:
             migrate(url)
+        listeners = [f"127.0.0.1:{free_port()}" for _ in range(args.instances)]  # metrics: never public
         servers = [
-            stack.enter_context(started_server({**settings, "SOLITAIRE_DATABASE_URL": urls[i % len(urls)]}))
+            stack.enter_context(
+                started_server(
+                    {
+                        **settings,
+                        "SOLITAIRE_DATABASE_URL": urls[i % len(urls)],
+                        "SOLITAIRE_METRICS_LISTEN": listeners[i],
+                    }
+                )
+            )
             for i in range(args.instances)
         ]
+        scrapes = [f"http://{listen}/metrics" for listen in listeners]
         # The clients' loop is uvloop too: the load generator shares the machine's two cores.
-        result = uvloop.run(run(args, [base for base, _ in servers], [pid for _, pid in servers]))
+        result = uvloop.run(run(args, [base for base, _ in servers], [pid for _, pid in servers], scrapes))
     print(json.dumps(result))
 
 

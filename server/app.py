@@ -31,7 +31,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 
 from server.clock import Clock, wall_clock_ms
-from server.config import Settings
+from server.config import Settings, listen_address
 from server.core.backoff import FailureCounts, in_memory
 from server.core.context import Handler, Handlers
 from server.core.games import GameService
@@ -41,7 +41,7 @@ from server.core.services import Services
 from server.edge import facts, ws
 from server.edge.envelope import http_error
 from server.edge.health import Ping, health_routes
-from server.edge.prometheus import metrics_page
+from server.edge.prometheus import MetricsListener, metrics_routes
 from server.edge.rate import AddressRate
 from server.edge.security import BrowserPolicy, SecurityHeaders
 from server.edge.static import ClientFiles, schema_file
@@ -181,7 +181,7 @@ def build_features(services: Services, failures: FailureCounts, redis_ping: Ping
     ghosts = GhostRaces(services, dailies, profiles, services.quotas.races)
     routes: list[BaseRoute] = [
         *health_routes(services.db, services.writer, redis_ping),
-        Route("/metrics", metrics_page),
+        *metrics_routes(bool(services.settings.metrics_listen), moderation.admin),
         Route("/api/schema/{name}", schema_file),
         *players.routes(),
         *DailiesApi(dailies).routes(),
@@ -231,6 +231,7 @@ def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -
         services = build_services(settings, clock)
         features = build_features(services, in_memory(clock))
 
+    metrics = MetricsListener(*listen_address(settings.metrics_listen)) if settings.metrics_listen else None
     instance = InstanceLock(settings.database_url)
     database = DatabaseLock(settings.database_url, shared=cluster is not None)
 
@@ -257,8 +258,13 @@ def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -
             await cluster.start()
         await features.start()
         try:
+            if metrics is not None:
+                await metrics.start()
+                app.state.metrics = metrics
             yield
         finally:
+            if metrics is not None:
+                await metrics.stop()
             await features.stop()
             await shutdown_connections(services)
             if cluster is not None:

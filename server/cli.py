@@ -121,6 +121,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="Redis for several instances on one PostgreSQL database, e.g. redis://127.0.0.1:6379/0 "
         "(env SOLITAIRE_REDIS_URL; default none: one instance)",
     )
+    parser.add_argument(
+        "--metrics-listen",
+        help="HOST:PORT serving /metrics alone, without a token, e.g. 10.0.0.5:9100 (env "
+        "SOLITAIRE_METRICS_LISTEN; default none: /metrics on the main port, to an operator's token)",
+    )
     parser.add_argument("--log-level", default="info", help="debug, info, warning or error")
     parser.add_argument(
         "--log-format",
@@ -134,7 +139,16 @@ def build_parser() -> argparse.ArgumentParser:
 def settings_from_args(args: argparse.Namespace) -> Settings:
     settings = Settings.from_env()
     changes: dict[str, object] = {}
-    for name in ("database_url", "host", "port", "secret", "public_url", "redis_url", "log_format"):
+    for name in (
+        "database_url",
+        "host",
+        "port",
+        "secret",
+        "public_url",
+        "redis_url",
+        "log_format",
+        "metrics_listen",
+    ):
         value = getattr(args, name)
         if value is not None:
             changes[name] = value

@@ -34,6 +34,15 @@ def origin_of(url: str) -> str:
     return f"{parts.scheme}://{host}:{port}"
 
 
+def listen_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:9100`` for IPv6) as (host, port); ValueError for anything else."""
+    host, sep, port = text.strip().rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"not HOST:PORT: {text!r}")
+    return host, int(port)
+
+
 def _listed(value: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in value.split(",") if item.strip())
 
@@ -156,10 +165,15 @@ class Settings:
     redis_url: str = ""
     redis_prefix: str = "solitaire"  # every Redis key and channel starts with it
     log_format: str = "text"  # or "json": one object a line, with connection and request ids
+    # HOST:PORT of a listener serving /metrics alone, without a token (server.edge.prometheus);
+    # empty: /metrics on the main port, to an operator's token only.
+    metrics_listen: str = ""
 
     def __post_init__(self) -> None:
         if self.public_url:
             origin_of(self.public_url)  # refuse a bad URL at start, not at the first request
+        if self.metrics_listen:
+            listen_address(self.metrics_listen)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -186,4 +200,5 @@ class Settings:
             redis_url=env.get("SOLITAIRE_REDIS_URL", base.redis_url).strip(),
             redis_prefix=env.get("SOLITAIRE_REDIS_PREFIX", base.redis_prefix).strip() or base.redis_prefix,
             log_format=env.get("SOLITAIRE_LOG_FORMAT", base.log_format),
+            metrics_listen=env.get("SOLITAIRE_METRICS_LISTEN", base.metrics_listen).strip(),
         )

@@ -29,6 +29,7 @@ class ErrorCode(StrEnum):
     ILLEGAL_ACTION = "illegal_action"
     STALE = "stale"
     GAME_OVER = "game_over"
+    DAY_OVER = "day_over"  # a change of a ranked daily attempt after its day ended
     CONFLICT = "conflict"
     SEALED = "sealed"  # a daily's moves, boards and code, asked for by another player during its day
     RATE_LIMITED = "rate_limited"
@@ -52,6 +53,7 @@ _HTTP_STATUS = {
     ErrorCode.NOT_FOUND: 404,
     ErrorCode.CONFLICT: 409,
     ErrorCode.GAME_OVER: 409,
+    ErrorCode.DAY_OVER: 409,
     ErrorCode.RATE_LIMITED: 429,
     ErrorCode.INTERNAL: 500,
     ErrorCode.UNAVAILABLE: 503,

@@ -27,6 +27,7 @@ from server.core import topics
 from server.core.cluster import Leases
 from server.core.hub import Encoded, Hub, Subscriber, encode
 from server.errors import ProtocolError
+from server.rules.days import day_end_ms
 from server.storage import queries
 from server.storage.db import Database, Tx
 from server.storage.faults import StorageInDoubt, StorageUnavailable
@@ -129,6 +130,13 @@ class LiveGame:
             "fingerprint": self.fingerprint(),
         }
 
+    def day_over(self, now_ms: int) -> bool:
+        """Whether this is a ranked daily attempt whose day has ended: no player may change it.
+
+        Unranked games on a daily's code (a second try, or one started after the day) play on.
+        """
+        return self.ranked and self.daily_day is not None and now_ms >= day_end_ms(self.daily_day)
+
     @property
     def public_code(self) -> str | None:
         """The code as messages name it: a daily's game is named by day and family, never its code."""
@@ -192,6 +200,16 @@ class LiveGame:
         if outcome.game.status == Status.WON:
             self.result = Result.WON
             self.finished_ms = now_ms
+
+
+def refuse_after_day(live: LiveGame, now_ms: int) -> None:
+    """``day_over`` for a player's change of a ranked daily attempt once its day has ended,
+    whether or not the sweeper has expired it yet: the day ends at the action, not at the sweep."""
+    if live.day_over(now_ms):
+        raise ProtocolError(
+            ErrorCode.DAY_OVER,
+            f"the daily of {live.daily_day} is over: its board is final",
+        )
 
 
 def outcome_json(outcome: Outcome) -> dict[str, Any]:
@@ -478,6 +496,7 @@ class GameService:
         current = live.game.seq
         if seq == current - 1 and action == live.last_action and live.last_outcome is not None:
             return self._result(live, current - 1, action, live.last_outcome, True, brief)
+        refuse_after_day(live, self.clock())
         if seq != current:
             raise ProtocolError(
                 ErrorCode.STALE, f"expected seq {current}, got {seq}", state=live.state(), seq=current
@@ -568,6 +587,8 @@ class GameService:
         try:
             if player_id is not None and live.owner_id != player_id:
                 raise ProtocolError(ErrorCode.FORBIDDEN, "only the game's owner can end it")
+            if player_id is not None:  # the sweeper's expiry (no player) is what a day's end does
+                refuse_after_day(live, self.clock())
             if live.finished:
                 raise ProtocolError(ErrorCode.GAME_OVER, f"the game is over ({live.result})")
             candidate = live.draft()

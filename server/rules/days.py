@@ -23,6 +23,11 @@ def day_start_ms(day: str) -> int:
     return (date.fromisoformat(day) - date(1970, 1, 1)).days * DAY_MS
 
 
+def day_end_ms(day: str) -> int:
+    """Midnight UTC at the end of a day: the first millisecond of the next one."""
+    return day_start_ms(day) + DAY_MS
+
+
 def parse_day(text: str) -> str:
     """A ``YYYY-MM-DD`` path segment, or ``bad_message``."""
     try:

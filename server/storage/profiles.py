@@ -15,13 +15,14 @@ from typing import Any
 from sqlalchemy import Row, Table, and_, func, or_, select, update
 
 from server.features.profiles.model import (
+    HELD,
+    UNRANKED,
     HistoryFilter,
     add_percentile,
     fold_daily,
     fold_finish,
     percentile,
 )
-from server.rules.ranking import sort_key
 from server.storage.db import Tx
 from server.storage.dialect import upsert
 from server.storage.leaderboards import position
@@ -33,6 +34,7 @@ from server.storage.models import (
     PlayerDailyStats,
     PlayerStats,
 )
+from wire import Standing
 
 STATS: Table = PlayerStats.__table__  # type: ignore[assignment]
 DAILY_STATS: Table = PlayerDailyStats.__table__  # type: ignore[assignment]
@@ -76,15 +78,23 @@ async def record_finish(
     await _fold(tx, STATS, key, lambda row: fold_finish(row, won, moves, elapsed_ms, at_ms))
 
 
-async def record_daily(tx: Tx, player_id: str, day: str, code: str, game_id: str) -> None:
-    """A finished ranked daily attempt: its row (rank fixed later), and the day on the totals."""
+async def record_daily(tx: Tx, player_id: str, day: str, code: str, game_id: str, held: bool = False) -> bool:
+    """A finished ranked daily attempt: its row (rank fixed later), and the day on the totals.
+
+    ``held``: the attempt's figures wait for the day's end to join the variant's
+    totals (:func:`fix_ranks`), listed by then. Returns whether the row is new
+    (one ranked attempt per code: False when it was already counted).
+    """
     seen = select(func.count()).where(DAILIES.c.player_id == player_id, DAILIES.c.day == day)
     new_day = int((await tx.execute(seen)).scalar_one()) == 0
-    row = {"player_id": player_id, "code": code, "day": day, "game_id": game_id}
+    row: dict[str, Any] = {"player_id": player_id, "code": code, "day": day, "game_id": game_id}
+    if held:
+        row["entries"] = HELD
     inserted = await tx.execute(upsert(tx, DAILIES).values(**row).on_conflict_do_nothing())
     if inserted.rowcount != 1:
-        return  # already counted (one ranked attempt per code)
+        return False  # already counted (one ranked attempt per code)
     await _fold(tx, DAILY_STATS, {"player_id": player_id}, lambda r: fold_daily(r, day, new_day))
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +136,13 @@ async def fix_ranks(tx: Tx, player_id: str, today: str, at_most: int = FIX_AT_ON
     oldest first and at most ``at_most`` in one read (the next read goes on).
 
     A day's board no longer changes after the day (attempts still open are
-    expired at midnight), so a rank fixed then is final. Returns how many.
+    expired at midnight), so a rank fixed then is final. Ranks and percentiles
+    are those of the default board: among the listed entries of the attempt's
+    own board (people's, or bots'), never counting flagged, removed or banned
+    ones. A flagged attempt waits for its review; one that is not listed for
+    good (confirmed, removed, its player banned) is fixed as :data:`UNRANKED`
+    and counts in no rank, percentile or total. A held win joins its variant's
+    totals here, once listed. Returns how many were fixed.
     """
     pending = (
         select(DAILIES)
@@ -134,25 +150,28 @@ async def fix_ranks(tx: Tx, player_id: str, today: str, at_most: int = FIX_AT_ON
         .order_by(DAILIES.c.day)
         .limit(at_most)
     )
+    banned = (
+        await tx.execute(select(Player.__table__.c.banned_ms).where(Player.__table__.c.id == player_id))
+    ).scalar_one_or_none() is not None
     fixed = 0
     for row in (await tx.execute(pending)).all():
         entry_q = select(ENTRIES).where(ENTRIES.c.code == row.code, ENTRIES.c.player_id == player_id)
         entry = (await tx.execute(entry_q)).first()
-        if entry is None:
+        if entry is not None and entry.standing == Standing.FLAGGED and not banned:
+            continue  # under review: neither ranked nor counted until an operator decides
+        if entry is None or not entry.listed:
+            if await _settle(tx, player_id, row.code, UNRANKED, None, None):
+                fixed += 1
             continue
-        key = sort_key(bool(entry.won), entry.progress, entry.moves, entry.elapsed_ms)
-        _, better = await position(tx, row.code, key, player_id)
-        count_q = select(func.count()).where(ENTRIES.c.code == row.code)
-        entries = int((await tx.execute(count_q)).scalar_one())
+        _, better = await position(tx, row.code, entry.sort_key, player_id, entry.kind)
+        board = (ENTRIES.c.code == row.code) & (ENTRIES.c.kind == entry.kind) & ENTRIES.c.listed
+        entries = int((await tx.execute(select(func.count()).where(board))).scalar_one())
         rank = better + 1
         share = percentile(rank, entries)
-        done = await tx.execute(
-            update(DAILIES)
-            .where(DAILIES.c.player_id == player_id, DAILIES.c.code == row.code, DAILIES.c.rank.is_(None))
-            .values(rank=rank, entries=entries, percentile=share)
-        )
-        if done.rowcount != 1:
+        if not await _settle(tx, player_id, row.code, rank, entries, share):
             continue  # another reader fixed it first
+        if row.entries == HELD:
+            await _fold_held_win(tx, player_id, row.game_id)
 
         def take(
             totals: dict[str, Any] | None, rank: int = rank, share: int = share
@@ -170,6 +189,26 @@ async def fix_ranks(tx: Tx, player_id: str, today: str, at_most: int = FIX_AT_ON
         await _fold(tx, DAILY_STATS, {"player_id": player_id}, take)
         fixed += 1
     return fixed
+
+
+async def _settle(
+    tx: Tx, player_id: str, code: str, rank: int, entries: int | None, share: int | None
+) -> bool:
+    """Write a daily's final rank, unless another reader did first; whether this one did."""
+    done = await tx.execute(
+        update(DAILIES)
+        .where(DAILIES.c.player_id == player_id, DAILIES.c.code == code, DAILIES.c.rank.is_(None))
+        .values(rank=rank, entries=entries, percentile=share)
+    )
+    return bool(done.rowcount == 1)
+
+
+async def _fold_held_win(tx: Tx, player_id: str, game_id: str) -> None:
+    """A ranked daily's win, held since its finish, joins its variant's totals."""
+    game = (await tx.execute(select(GAMES).where(GAMES.c.id == game_id))).first()
+    if game is not None and game.finished_ms is not None:
+        family = game.code.rsplit("-", 1)[0]
+        await record_finish(tx, player_id, family, True, game.moves, game.elapsed_ms, game.finished_ms)
 
 
 async def history(

@@ -40,11 +40,14 @@ def redis_answers(host: str = "127.0.0.1", port: int = 6379) -> bool:
         return False
 
 
-def server_env(database_url: str, redis_url: str | None, prefix: str, port: int) -> dict[str, str]:
+def server_env(
+    database_url: str, redis_url: str | None, prefix: str, port: int, metrics_port: int | None = None
+) -> dict[str, str]:
     env = {
         **os.environ,
         "SOLITAIRE_DATABASE_URL": database_url,
         "SOLITAIRE_PORT": str(port),
+        "SOLITAIRE_METRICS_LISTEN": f"127.0.0.1:{metrics_port or free_port()}",
         "SOLITAIRE_SECRET": "cluster-test-secret",
         "SOLITAIRE_MIGRATE_ON_START": "0",  # the fleet migrates once, before any instance starts
         "SOLITAIRE_REDIS_PREFIX": prefix,
@@ -78,6 +81,7 @@ class Instance:
     proc: subprocess.Popen[bytes]
     stack: contextlib.ExitStack
     log: Path | None = None  # where its stderr (its log) goes, if not to the test's
+    metrics_port: int = 0  # its metrics listener (never on the public port)
 
     def logged(self) -> str:
         """What the instance has logged so far (its ``log`` file)."""
@@ -87,6 +91,10 @@ class Instance:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def metrics_url(self) -> str:
+        return f"http://127.0.0.1:{self.metrics_port}/metrics"
 
     def kill(self) -> None:
         """SIGKILL: no goodbye, no flush, as a crash or an OOM kill."""
@@ -110,7 +118,7 @@ class Fleet:
     ) -> Instance:
         """One more instance (on ``port``, default a free one), waited for until it serves;
         with ``log``, what it logs (its stderr) is written to that file."""
-        port = port or free_port()
+        port, metrics_port = port or free_port(), free_port()
         url = self.redis_url if redis_url is True else (redis_url or None)
         stack = contextlib.ExitStack()
         argv = server_argv()
@@ -119,14 +127,14 @@ class Fleet:
             started(
                 argv,
                 cwd=ROOT,
-                env=server_env(self.database_url, url, self.prefix, port),
+                env=server_env(self.database_url, url, self.prefix, port, metrics_port),
                 stdout=subprocess.PIPE,
                 stderr=stderr,
             )
         )
         self.stack.callback(stack.close)
         read_line(proc, START_TIMEOUT_S, READY_LINE.encode())
-        instance = Instance(port, proc, stack, log)
+        instance = Instance(port, proc, stack, log, metrics_port)
         self.instances.append(instance)
         return instance
 

@@ -24,7 +24,7 @@ async def linked(instance: Instance) -> None:
     """Wait until the instance has subscribed to the fleet's control channel."""
 
     async def connected() -> bool:
-        status, text = await ahttp_text(f"{instance.url}/metrics")
+        status, text = await ahttp_text(instance.metrics_url)
         return status == 200 and "solitaire_redis_connected 1.0" in text
 
     await until(connected, 10, f"{instance.url} linked to Redis")

@@ -96,7 +96,7 @@ async def test_owner_on_a_spectator_on_b_leaderboard_on_c(fleet: Fleet) -> None:
     assert entry["code"] == game["code"] and entry["entry"]["player"]["id"] == player["id"]
     leaders = 0
     for instance in (a, b, c):
-        status, metrics = await ahttp_text(f"{instance.url}/metrics")
+        status, metrics = await ahttp_text(instance.metrics_url)
         assert status == 200 and "solitaire_redis_connected 1.0" in metrics
         leaders += "solitaire_leader 1.0" in metrics
         status, ready = await ahttp("GET", f"{instance.url}/ready")

@@ -41,6 +41,8 @@ def test_the_compose_file_runs_three_instances_on_postgres_and_redis_behind_the_
         env = services[name]["environment"]
         assert env["SOLITAIRE_REDIS_URL"].startswith("redis://")
         assert env["SOLITAIRE_DATABASE_URL"].startswith("postgresql+asyncpg://")
+        assert env["SOLITAIRE_METRICS_LISTEN"].endswith(":9100")  # metrics never on the public port
+        assert "ports" not in services[name]
     text = (ROOT / "docker-compose.yml").read_text()
     assert "SOLITAIRE_SECRET" not in text  # no shipped secret
     assert services["balancer"]["ports"] == ["8000:8000"]

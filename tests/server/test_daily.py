@@ -18,6 +18,7 @@ from tests.server.competing import (
     independent_ranking,
     line_with_progress,
     play,
+    random_line,
     stored_daily_codes,
     verify_entry,
     whole_board,
@@ -191,6 +192,45 @@ async def test_day_rollover_expires_unfinished_attempts_and_counts_them(
     assert replay["game"]["ranked"] is False and replay["game"]["daily"] == before["day"]
     for client in (ada, bob, cy):
         await client.close()
+
+
+async def test_the_day_ends_at_the_action_one_millisecond_either_side_of_midnight(
+    daily_server: str, database_url: str, clock: ManualClock
+) -> None:
+    """A move 1 ms before midnight counts; 1 ms after it every change of the ranked attempt is
+    ``day_over``, before the sweeper has expired it and after; practice on the code plays on."""
+    clock.advance(DAY_MS)  # a day of its own
+    day = (await today(daily_server))["day"]
+    code = (await stored_daily_codes(database_url, day))["HH1-N"]
+    line = random_line(code, 7, 3)
+    client, started = await start_daily(daily_server, "HH1-N", "Late")
+    game_id = started["game"]["id"]
+    end = day_start_ms(day) + DAY_MS
+
+    clock.now = end - 1
+    counted = await client.act(game_id, 0, **line[0].to_json())
+    assert counted["type"] == "result" and counted["state"]["seq"] == 1, counted
+    clock.now = end + 1  # the sweeper looks every 0.5 s: it has not run yet
+    for refused in (
+        await client.act(game_id, 1, **line[1].to_json()),
+        await client.act(game_id, 1, type="undo"),
+        await client.request("resign", game_id=game_id),
+    ):
+        assert refused["type"] == "error" and refused["code"] == "day_over", refused
+    again = await client.act(game_id, 0, **line[0].to_json())  # the repeat of what counted
+    assert again["type"] == "result" and again["duplicate"] is True, again
+
+    swept = await wait_result(daily_server, game_id, "expired")  # the sweeper only tidies
+    assert swept["game"]["result"] == "expired" and swept["state"]["seq"] == 1, swept
+    after = await client.act(game_id, 1, **line[1].to_json())
+    assert after["type"] == "error" and after["code"] == "day_over", after
+    [entry] = [e for e in await whole_board(daily_server, code) if e["game_id"] == game_id]
+    assert entry["result"] == "expired" and entry["moves"] == swept["state"]["moves"]
+
+    practice = await client.request("new_game", code=code)  # yesterday's code is practice now
+    assert practice["game"]["ranked"] is False and practice["game"]["daily"] == day
+    assert (await client.act(practice["game"]["id"], 0, **line[0].to_json()))["type"] == "result"
+    await client.close()
 
 
 async def test_past_future_and_bad_days(daily_server: str, clock: ManualClock) -> None:

@@ -25,6 +25,7 @@ from server.core import topics
 from server.core.games import GameService, LiveGame
 from server.core.hub import Hub
 from server.errors import ProtocolError
+from server.rules.days import day_end_ms, day_of
 from server.storage.db import Database, Tx
 from server.storage.faults import StorageInDoubt, StorageUnavailable
 from server.storage.writer import Write
@@ -340,6 +341,33 @@ async def test_a_malformed_action_or_another_players_is_refused_before_the_rules
     await refused(rig.service.act(live.id, OTHER, 0, WIN[0].to_json()), ErrorCode.FORBIDDEN)
     await refused(rig.service.end(live.id, OTHER, Result.RESIGNED), ErrorCode.FORBIDDEN)
     assert live.game.seq == 0 and not live.finished and len(rig.writer.committed) == 1
+
+
+async def test_a_ranked_daily_is_closed_to_its_player_from_the_millisecond_its_day_ends(rig: Rig) -> None:
+    """The day ends at the action, with no sweep in sight: 1 ms before midnight a move counts,
+    at midnight and after every change is ``day_over`` and nothing is written; the sweeper's
+    expiry still ends the attempt, and an unranked game on the code plays on."""
+    day = day_of(START_MS)
+    live, practice = await rig.new_game(), await rig.new_game()
+    live.daily_day = day  # a ranked attempt on that day's daily, as the service holds one
+    practice.daily_day, practice.ranked = day, False
+    rig.clock.now = day_end_ms(day) - 1
+    await rig.act(live, 0, WIN[0])
+    for now in (day_end_ms(day), day_end_ms(day) + 1):
+        rig.clock.now = now
+        await refused(rig.act(live, 1, WIN[1]), ErrorCode.DAY_OVER)
+        await refused(rig.act(live, 1, Action("undo")), ErrorCode.DAY_OVER)
+        await refused(rig.act(live, 7, WIN[1]), ErrorCode.DAY_OVER)  # whatever the seq
+        await refused(rig.service.end(live.id, OWNER, Result.RESIGNED), ErrorCode.DAY_OVER)
+    assert (await rig.act(live, 0, WIN[0]))["duplicate"] is True  # what counted, answered again
+    assert live.game.seq == 1 and not live.finished and len(rig.writer.committed) == 3
+    await refused(rig.service.act(live.id, OTHER, 1, WIN[1].to_json()), ErrorCode.FORBIDDEN)
+
+    await settled(rig.service.end(live.id, None, Result.EXPIRED))  # the sweeper tidies
+    assert live.result is Result.EXPIRED and len(rig.finishes) == 1
+    await refused(rig.act(live, 1, WIN[1]), ErrorCode.DAY_OVER)  # the same answer once swept
+    await rig.act(practice, 0, WIN[0])
+    assert practice.game.seq == 1
 
 
 # -- undo, resignation, a win, expiry ----------------------------------------------------------------

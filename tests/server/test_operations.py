@@ -1,4 +1,5 @@
-"""What operators use: /metrics, JSON log lines with connection and request ids, and backup FILE."""
+"""What operators use: /metrics (never public), JSON log lines with connection and request ids,
+and backup FILE."""
 
 from __future__ import annotations
 
@@ -9,17 +10,22 @@ import sqlite3
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
 import psutil
+import pytest
 import uvloop
 
 from engine import Game
-from server.cli import READY_LINE, run_loop
-from server.config import Settings
+from server.cli import READY_LINE, build_parser, run_loop, settings_from_args
+from server.clock import wall_clock_ms
+from server.config import Settings, listen_address
+from server.features.moderation.service import Moderation
 from server.logs import CONNECTION, REQUEST, JsonFormatter
 from server.solver.pool import WORKER
+from server.storage.db import Database, migrate
 from tests import processes
 from tests.support import ONE_ADDRESS, Client, free_port, new_player, running_server
 
@@ -34,29 +40,54 @@ def metric(text: str, name: str) -> float:
     return 0.0
 
 
-async def metrics_text(base: str) -> str:
-    def get() -> str:
-        with urllib.request.urlopen(f"{base}/metrics", timeout=5) as response:
-            assert response.status == 200
+def scrape(url: str, token: str | None = None) -> tuple[int, str]:
+    """GET a metrics page (status, body), with an ``Authorization: Bearer`` token if given."""
+    request = urllib.request.Request(url)
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
             assert response.headers["content-type"].startswith("text/plain")
-            return str(response.read().decode())
+            return response.status, str(response.read().decode())
+    except urllib.error.HTTPError as exc:
+        return exc.code, str(exc.read().decode())
 
-    return await asyncio.to_thread(get)
+
+async def metrics_text(url: str, token: str | None = None) -> str:
+    status, text = await asyncio.to_thread(scrape, url, token)
+    assert status == 200, text
+    return text
+
+
+async def operator_token(database_url: str) -> str:
+    """An operator's token, made as ``solitaire-server admin create-token`` makes one."""
+    await migrate(database_url)
+    db = Database.open(database_url)
+    try:
+        _, token = await Moderation(db, wall_clock_ms).create_token("ops", ("cli", "cli:ops"))
+    finally:
+        await db.dispose()
+    return token
 
 
 async def test_metrics_count_actions_refusals_commits_and_connections(tmp_path: Path) -> None:
+    listen = f"127.0.0.1:{free_port()}"
     settings = Settings(
-        database_url=f"sqlite+aiosqlite:///{tmp_path / 'm.db'}", secret="t", limits=ONE_ADDRESS
+        database_url=f"sqlite+aiosqlite:///{tmp_path / 'm.db'}",
+        secret="t",
+        limits=ONE_ADDRESS,
+        metrics_listen=listen,
     )
     with running_server(settings) as base:
-        before = await metrics_text(base)
+        scraped = f"http://{listen}/metrics"
+        before = await metrics_text(scraped)
         player = await new_player(base)
         client = await Client.connect(base, player["token"])
         game = (await client.request("new_game", game="SH", variant="C4"))["game"]
         action = Game.new(game["code"]).legal_actions()[0].to_json()
         assert (await client.act(game["id"], 0, **action))["type"] == "result"
         assert (await client.act(game["id"], 5, **action))["code"] == "stale"
-        after = await metrics_text(base)
+        after = await metrics_text(scraped)
         assert metric(after, "solitaire_connections") >= 1
         await client.close()
     assert metric(after, "solitaire_actions_total") == metric(before, "solitaire_actions_total") + 1
@@ -68,6 +99,41 @@ async def test_metrics_count_actions_refusals_commits_and_connections(tmp_path: 
         before, "solitaire_commit_batch_writes_count"
     )
     assert metric(after, "solitaire_commit_seconds_count") > metric(before, "solitaire_commit_seconds_count")
+
+
+async def test_metrics_are_never_public(tmp_path: Path) -> None:
+    """On the main port only to an operator's token (401 without one, or with a player's); with
+    a listener of their own, served there without a token and not on the main port at all."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'p.db'}"
+    operator = await operator_token(url)
+    with running_server(Settings(database_url=url, secret="t", limits=ONE_ADDRESS)) as base:
+        player = await new_player(base)
+        for token in (None, player["token"], "sa_not-a-token"):
+            status, body = await asyncio.to_thread(scrape, f"{base}/metrics", token)
+            assert status == 401 and json.loads(body)["error"]["code"] == "bad_token", (token, body)
+        assert "solitaire_actions_total" in await metrics_text(f"{base}/metrics", operator)
+
+    listen = f"127.0.0.1:{free_port()}"
+    separate = Settings(database_url=url, secret="t", limits=ONE_ADDRESS, metrics_listen=listen)
+    with running_server(separate) as base:
+        for token in (None, operator):
+            status, body = await asyncio.to_thread(scrape, f"{base}/metrics", token)
+            assert status == 404 and "solitaire_" not in body, (token, body)  # as any unknown page
+        assert "solitaire_actions_total" in await metrics_text(f"http://{listen}/metrics")
+        status, _ = await asyncio.to_thread(scrape, f"http://{listen}/api/daily")
+        assert status == 404  # the listener serves the metrics and nothing else
+    with pytest.raises(OSError):  # closed with the server
+        await asyncio.to_thread(scrape, f"http://{listen}/metrics")
+
+
+def test_the_metrics_listener_address_is_checked_at_start() -> None:
+    for bad in ("9100", "localhost:", ":9100", "host:99999", "host:port"):
+        with pytest.raises(ValueError):
+            Settings(metrics_listen=bad)
+    assert Settings.from_env({"SOLITAIRE_METRICS_LISTEN": "[::1]:9100"}).metrics_listen == "[::1]:9100"
+    assert listen_address("[::1]:9100") == ("::1", 9100)
+    args = build_parser().parse_args(["--metrics-listen", "10.0.0.5:9100"])
+    assert settings_from_args(args).metrics_listen == "10.0.0.5:9100"
 
 
 def test_a_json_log_line_names_the_connection_and_the_request() -> None:

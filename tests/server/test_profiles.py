@@ -9,10 +9,16 @@ from typing import Any
 import pytest
 
 from engine import Game
+from engine.solver import solve
+from server.clock import wall_clock_ms
+from server.features.moderation.service import Moderation
 from server.features.profiles.model import fold_daily, fold_finish, median_percentile, percentile
 from server.rules.days import DAY_MS, day_start_ms
+from server.storage.db import Database
+from server.storage.leaderboards import set_standing
 from tests.server.competing import clocked_server, line_with_progress, play, stored_daily_codes, winnable_hh
 from tests.support import Client, ManualClock, ahttp, new_player
+from wire import Standing
 
 START_MS = day_start_ms("2032-05-10") + 9 * 3_600_000
 
@@ -151,6 +157,88 @@ async def test_daily_ranks_are_fixed_once_the_day_ends(
     clock.advance(DAY_MS)  # a day without a daily breaks the streak
     later = (await get(home, f"/api/players/{players[0]['id']}/stats"))["dailies"]
     assert (later["current_streak"], later["best_streak"], later["days_played"]) == (0, 1, 1)
+
+
+async def standing(database_url: str, code: str, player_id: str, to: Standing, banned: bool = False) -> None:
+    """An entry's review standing as an operator's decision leaves it (the board's counts too)."""
+    db = Database.open(database_url)
+    try:
+        async with db.transaction() as tx:
+            await set_standing(tx, code, player_id, to, banned)
+    finally:
+        await db.dispose()
+
+
+async def ban(database_url: str, player_id: str) -> None:
+    db = Database.open(database_url)
+    try:
+        await Moderation(db, wall_clock_ms).ban(("test", "test"), player_id, "seeded")
+    finally:
+        await db.dispose()
+
+
+async def dailies_of(home: str, player: dict[str, Any]) -> dict[str, Any]:
+    return dict((await get(home, f"/api/players/{player['id']}/stats"))["dailies"])
+
+
+async def test_ranks_count_listed_entries_only_and_a_flagged_result_is_held_until_cleared(
+    home: str, clock: ManualClock, database_url: str
+) -> None:
+    """best_rank and median_percentile among what the default board shows: not the flagged
+    (held, its time and rank too, until cleared), removed or banned entries, and bots apart."""
+    clock.advance(3 * DAY_MS)  # a day of its own
+    names = ("Flo", "Rex", "Ban", "Ann", "Bea")
+    players = {name: await new_player(home, f"{name}{clock.now % 100_000}") for name in names}
+    status, bot = await ahttp("POST", f"{home}/api/players", {"bot": True})
+    assert status == 201, bot
+    players["Bot"] = bot
+    codes: dict[str, str] = {}
+    for name, player in players.items():
+        client = await Client.connect(home, player["token"])
+        game = (await client.request("new_game", daily="SH1-C4"))["game"]
+        assert game["ranked"] is True, game
+        if not codes:
+            codes.update(await stored_daily_codes(database_url, game["daily"]))
+        code = codes["SH1-C4"]
+        if name == "Flo":  # the solver's line: the best result, flagged for review
+            line = solve(code, 200_000).actions
+            assert line, "the daily is proven winnable"
+            assert (await play(client, game["id"], line))["status"] == "won"
+        else:
+            if name in ("Rex", "Ban", "Ann"):  # some progress: ahead of a resignation at once
+                progress = line_with_progress(code)
+                assert progress is not None
+                await play(client, game["id"], progress)
+            await client.request("resign", game_id=game["id"])
+        await client.close()
+    code = codes["SH1-C4"]
+    await standing(database_url, code, players["Flo"]["id"], Standing.FLAGGED)
+    await standing(database_url, code, players["Rex"]["id"], Standing.REMOVED)
+    await ban(database_url, players["Ban"]["id"])
+
+    flo = await get(home, f"/api/players/{players['Flo']['id']}/stats")  # during the day
+    assert (variant(flo, "SH1-C4")["won"], variant(flo, "SH1-C4")["best_time_ms"]) == (0, None)
+    clock.advance(DAY_MS)  # the day is over: ranks are final
+    seen = {name: await dailies_of(home, player) for name, player in players.items()}
+    figures = {name: (d["best_rank"], d["ranked"], d["median_percentile"]) for name, d in seen.items()}
+    assert figures == {
+        "Flo": (None, 0, None),  # under review: held
+        "Rex": (None, 0, None),  # removed
+        "Ban": (None, 0, None),  # banned
+        "Ann": (1, 1, 100),  # first of the two listed people
+        "Bea": (2, 1, 0),
+        "Bot": (1, 1, 100),  # alone on the bots' board
+    }
+    flo = await get(home, f"/api/players/{players['Flo']['id']}/stats")  # still under review
+    assert (variant(flo, "SH1-C4")["won"], variant(flo, "SH1-C4")["best_time_ms"]) == (0, None)
+    assert flo["dailies"]["days_played"] == 1
+
+    await standing(database_url, code, players["Flo"]["id"], Standing.CLEARED)  # an operator clears it
+    flo = await get(home, f"/api/players/{players['Flo']['id']}/stats")
+    assert (flo["dailies"]["best_rank"], flo["dailies"]["median_percentile"]) == (1, 100)
+    won = variant(flo, "SH1-C4")
+    assert (won["won"], won["played"]) == (1, 1) and won["best_time_ms"] is not None
+    assert (await dailies_of(home, players["Ann"]))["best_rank"] == 1  # fixed once, at the day's end
 
 
 async def test_history_pages_filters_and_what_others_see(home: str, clock: ManualClock) -> None:

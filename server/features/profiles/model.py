@@ -21,6 +21,12 @@ from server.rules.days import FAMILIES
 from wire import ErrorCode
 
 PERCENTILE_BUCKETS = 101  # whole percentiles 0..100
+# A daily attempt's ``rank`` once its day ended and its entry is not on the default board for
+# good (confirmed, removed, its player banned): fixed, counted in no rank, percentile or total.
+UNRANKED = 0
+# A daily attempt's ``entries`` until its rank is fixed: a win whose figures (moves, time) wait
+# for that moment to join its variant's totals, so a result under review never shows them.
+HELD = -1
 DAILY_RESULTS = frozenset({Result.WON, Result.RESIGNED})  # a daily the player finished themselves
 GAME_OF_PREFIX = {"HH": "heart_to_heart", "SH": "seahaven"}
 HISTORY_RESULTS = ("won", "resigned", "expired", "open")

@@ -101,13 +101,19 @@ class Profiles:
     # -- keeping the statistics ---------------------------------------------------------------
 
     async def on_finish(self, live: LiveGame, tx: Tx) -> None:
-        """Finish hook: in the transaction that ends the game, the player's totals change with it."""
+        """Finish hook: in the transaction that ends the game, the player's totals change with it.
+
+        A ranked daily's win is held instead: its figures join the variant's totals when its
+        day's rank is fixed, and only if its result is listed then (never while under review).
+        """
         won = live.result == Result.WON
         g = live.game
         at = live.finished_ms or self.services.clock()
+        day = live.daily_day if live.ranked and live.result in DAILY_RESULTS else None
+        new = day is not None and await store.record_daily(tx, live.owner_id, day, str(g.code), live.id, won)
+        if new and won:  # a ranked win's figures wait for its day's end
+            return
         await store.record_finish(tx, live.owner_id, g.code.family, won, g.moves, live.elapsed_ms, at)
-        if live.daily_day is not None and live.ranked and live.result in DAILY_RESULTS:
-            await store.record_daily(tx, live.owner_id, live.daily_day, str(g.code), live.id)
 
     async def start(self) -> None:
         self.services.games.finish_hooks.append(self.on_finish)

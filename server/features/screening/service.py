@@ -27,7 +27,7 @@ from server.storage.db import Tx
 from server.storage.leaderboards import set_standing
 from server.storage.moderation import entry_of_game
 from server.vocabulary import FlagReason
-from wire import Standing
+from wire import PlayerKind, Standing
 
 log = logging.getLogger(__name__)
 REQUEUE_AT_START = 1000
@@ -78,8 +78,8 @@ class SolverComparison:
     async def _hold(self, tx: Tx, game_id: str, reasons: str) -> None:
         """Take a listed entry that replays the solver's line off the board until an operator looks."""
         entry = await entry_of_game(tx, game_id)
-        if entry is None or entry.standing != Standing.OK:
-            return  # replaced by a better result, or already flagged or reviewed
+        if entry is None or entry.standing != Standing.OK or entry.kind == PlayerKind.BOT:
+            return  # replaced by a better result, already flagged or reviewed, or a bot's (not screened)
         await set_standing(tx, entry.code, entry.player_id, Standing.FLAGGED)
         await store.add_reason(tx, game_id, ",".join(filter(None, (reasons, FlagReason.SOLVER_LINE))))
 

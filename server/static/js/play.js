@@ -216,7 +216,9 @@ export class PlayView {
 
   onRefused({ error, action }) {
     const message = errorText(error, "status.refused");
-    if (this.settings.get("moveErrors")) toast(message, { kind: "error" });
+    // The day's end is news, not a move error: said whatever the settings.
+    const dayOver = error && (error.code || (error.reply && error.reply.code)) === "day_over";
+    if (dayOver || this.settings.get("moveErrors")) toast(message, { kind: "error" });
     // Feedback even with move errors off: the card shakes (a drag glides back in drag.js).
     if (this.board) this.board.refused(action && (action.at || action.from || action.a));
     sounds.play("error");
