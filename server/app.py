@@ -5,7 +5,7 @@ only from below it; ``tests/server/test_layers.py`` checks it):
 
 - edge: :mod:`server.edge` (the WebSocket session and its plumbing, HTTP helpers)
 - features: :mod:`server.features` (play, players, accounts, profiles, dailies,
-  leaderboards, races, replays, solutions, screening, moderation), each exporting its routes
+  leaderboards, races, replays, solutions, screening, moderation, results log), each exporting its routes
   and request handlers; no feature imports another: where one needs another's service it
   names a small protocol, and :func:`build_features` passes the other's object in
 - core: :mod:`server.core` (live games, the hub, topics, the handler contract)
@@ -61,6 +61,8 @@ from server.features.races.api import RacesApi
 from server.features.races.ghosts import GhostRaces
 from server.features.races.service import Races
 from server.features.replays.api import ReplaysApi
+from server.features.results_log.api import ResultsLogApi
+from server.features.results_log.service import ResultsLog
 from server.features.screening.service import SolverComparison
 from server.features.solutions.api import SolutionsApi
 from server.features.solutions.service import DeadEnds, Solutions
@@ -89,10 +91,13 @@ class Features:
     profiles: Profiles
     ghosts: GhostRaces
     solver: SolverPool
+    results_log: ResultsLog
+    games: GameService
     routes: list[BaseRoute]
     handlers: Mapping[str, Handler]
 
     async def start(self) -> None:
+        await self.results_log.start(self.games)  # its finish hook first: see ResultsLog.start
         await self.leaderboards.start()
         await self.profiles.start()
         await self.races.start_listening()
@@ -167,6 +172,8 @@ def build_features(services: Services, failures: FailureCounts, redis_ping: Ping
     background = OnSpareCores(solver, SpareCores())  # what no player waits for runs on idle cores
     deals = Deals(solver)  # deal answers, kept for this app: requests and background share them
     dailies = Dailies(services, deals)
+    results_log = ResultsLog(services.db, services.clock)
+    dailies.day_end_hooks.append(results_log.day_ended)  # heads once a day's attempts are final
     leaderboards = Leaderboards(services)
     races = Races(services, starter=dailies, sealed=dailies.sealed_code)
     solutions = Solutions(services.clock, deals)
@@ -175,7 +182,7 @@ def build_features(services: Services, failures: FailureCounts, redis_ping: Ping
     players = Players(services)
     boards_api = LeaderboardsApi(services.db, dailies)
     solutions_api = SolutionsApi(services.games, solutions, services.db)
-    moderation = Moderation(services.db, services.clock, services.peers)
+    moderation = Moderation(services.db, services.clock, services.peers, boards=results_log)
     accounts = Accounts(services, failures)
     profiles = Profiles(services)
     ghosts = GhostRaces(services, dailies, profiles, services.quotas.races)
@@ -191,6 +198,7 @@ def build_features(services: Services, failures: FailureCounts, redis_ping: Ping
         *ModerationApi(moderation).routes(),
         *AccountsApi(accounts).routes(),
         *ProfilesApi(profiles, accounts).routes(),
+        *ResultsLogApi(results_log).routes(),
     ]
     handlers = merge_handlers(
         Play(services.games, starter=dailies, new_games=services.quotas.games, deals=deals).handlers(),
@@ -200,7 +208,18 @@ def build_features(services: Services, failures: FailureCounts, redis_ping: Ping
         ghosts.handlers(),
     )
     return Features(
-        dailies, leaderboards, races, dead_ends, solver_signals, profiles, ghosts, solver, routes, handlers
+        dailies,
+        leaderboards,
+        races,
+        dead_ends,
+        solver_signals,
+        profiles,
+        ghosts,
+        solver,
+        results_log,
+        services.games,
+        routes,
+        handlers,
     )
 
 

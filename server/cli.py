@@ -318,13 +318,14 @@ async def run_admin(args: argparse.Namespace, database_url: str) -> Any:
     from server.clock import wall_clock_ms
     from server.errors import ProtocolError
     from server.features.moderation.service import Moderation
+    from server.features.results_log.service import ResultsLog
     from server.rules.names import clean_name
     from server.storage.db import Database, migrate
     from wire import Standing
 
     await migrate(database_url)
     db = Database.open(database_url)
-    moderation = Moderation(db, wall_clock_ms)
+    moderation = Moderation(db, wall_clock_ms, boards=ResultsLog(db, wall_clock_ms))
     operator = args.operator or getpass.getuser()
     by = ("cli", f"cli:{operator}"[:32])
     try:

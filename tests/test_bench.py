@@ -157,3 +157,11 @@ def test_profile_bench_reads_statistics_that_agree_with_the_games(tmp_path: Path
     assert 0 < result["stats_p50_ms"] <= result["stats_p99_ms"]
     assert 0 < result["finish_hook_p50_ms"] <= result["finish_hook_p99_ms"]
     assert result["catch_up_reads"] >= 1 and result["median_percentile"] is not None
+
+
+def test_results_log_bench_times_appends_proofs_and_the_head(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'log.db'}"
+    result = last_json("results_log.py", "--db", url, "--leaves", "3000", "--runs", "30")
+    assert result["leaves"] == 3000 and result["day_end_head_ms"] > 0
+    for name in ("append", "inclusion", "consistency"):
+        assert 0 < result[f"{name}_p50_ms"] <= result[f"{name}_p99_ms"]

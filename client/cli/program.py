@@ -11,7 +11,7 @@ import argparse
 import asyncio
 import sys
 
-from client.cli import accounts, boards, home, play, players, races, watching
+from client.cli import accounts, boards, home, log, play, players, races, watching
 from client.cli.invocation import Cli, Subcommands
 from client.errors import SolitaireError
 
@@ -20,7 +20,7 @@ DESCRIPTION = (
     "statistics, histories and leaderboards, from a terminal."
 )
 
-GROUPS = (players, play, boards, watching, accounts, home, races)  # the order --help lists them in
+GROUPS = (players, play, boards, watching, accounts, home, races, log)  # the order --help lists them in
 
 
 def build_parser() -> argparse.ArgumentParser:

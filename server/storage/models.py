@@ -13,6 +13,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -384,3 +385,49 @@ class PlayerDaily(Base):
             postgresql_where=text("rank IS NULL"),
         ),
     )
+
+
+class LogHead(Base):
+    """Migration 0010: the results log's one head row; every append takes it (``UPDATE …
+    RETURNING``), so appends are serialized by the database, on any number of instances."""
+
+    __tablename__ = "log_head"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    size: Mapped[int] = mapped_column(BigInteger)
+
+
+class LogLeaf(Base):
+    """Migration 0010: one leaf of the results log, its bytes as text (UTF-8 JSON)."""
+
+    __tablename__ = "log_leaves"
+
+    idx: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    kind: Mapped[str] = mapped_column(String(12))
+    day: Mapped[str] = mapped_column(String(10))  # the daily's day: the leaf is sealed until it ends
+    game_id: Mapped[str | None] = mapped_column(String(16), unique=True)  # a result's game
+    leaf: Mapped[str] = mapped_column(Text)
+    appended_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class LogNode(Base):
+    """Migration 0010: the hash of a perfect subtree of the log, written when its last leaf is:
+    leaves ``[idx * 2**level, (idx + 1) * 2**level)``; level 0 holds the leaf hashes."""
+
+    __tablename__ = "log_nodes"
+
+    level: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    idx: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    hash: Mapped[bytes] = mapped_column(LargeBinary(32))
+
+
+class LogTreeHead(Base):
+    """Migration 0010: a day's signed tree head (Ed25519 over its four fields' canonical JSON)."""
+
+    __tablename__ = "log_tree_heads"
+
+    day: Mapped[str] = mapped_column(String(10), primary_key=True)
+    tree_size: Mapped[int] = mapped_column(BigInteger)
+    root_hash: Mapped[str] = mapped_column(String(64))
+    timestamp_ms: Mapped[int] = mapped_column(BigInteger)
+    signature: Mapped[str] = mapped_column(String(128))

@@ -19,7 +19,7 @@ COMMANDS = [
     "player create", "player show", "player rename", "play", "daily", "leaderboard",
     "watch", "verify", "deal", "account create", "account show", "account password",
     "account revoke", "login", "logout", "stats", "history", "replay",
-    "race open", "race join", "race watch",
+    "race open", "race join", "race watch", "log verify", "log audit",
 ]  # fmt: skip
 
 

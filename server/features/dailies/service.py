@@ -16,6 +16,7 @@ import contextlib
 import itertools
 import logging
 import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -38,6 +39,7 @@ TICK_S = 0.5  # how often the sweeper looks at the (injectable) clock
 SWEEP_EVERY_MS = 60_000  # a sweep also runs this often, for games started right at midnight
 EXPIRE_IN_FLIGHT = 50
 SECRET_NAME = "daily"
+DayEnded = Callable[[str], Awaitable[object]]  # told today's day once every earlier attempt is final
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,7 @@ class Dailies:
         self._days_of: dict[str, str] = {}  # code -> day, for the codes seen here
         self._sweeper: asyncio.Task[None] | None = None
         self.secret = services.settings.secret  # replaced by the stored one at start when unset
+        self.day_end_hooks: list[DayEnded] = []  # the composition root adds the results log's
 
     def today(self) -> str:
         return day_of(self.services.clock())
@@ -244,6 +247,19 @@ class Dailies:
             return False
         return True
 
+    async def end_days(self, today: str | None = None) -> bool:
+        """Expire what is due, then, when no ranked attempt of an earlier day is open any more,
+        tell the day-end hooks (each does what is left to do for the ended days, or nothing).
+        Returns whether every earlier attempt was final."""
+        today = today or self.today()
+        await self.expire_due(today)
+        async with self.services.db.read() as tx:
+            if await store.open_ranked_before(tx, today):
+                return False  # one finished meanwhile on another instance, or failed: the next sweep
+        for hook in self.day_end_hooks:
+            await hook(today)
+        return True
+
     async def sweep(self) -> None:
         """Periodic task: expire yesterday's open attempts as soon as the clock passes midnight."""
         last_day, last_sweep = "", 0
@@ -253,7 +269,7 @@ class Dailies:
             due = today != last_day or now - last_sweep >= SWEEP_EVERY_MS
             if due and self.services.leader.leading:  # once per cluster: the leader sweeps
                 try:
-                    await self.expire_due(today)
+                    await self.end_days(today)
                     last_day, last_sweep = today, now
                 except Exception as exc:  # the database may be briefly away; the next tick retries
                     if is_away(exc):

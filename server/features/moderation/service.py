@@ -6,7 +6,7 @@ Used by the admin HTTP API (``features/moderation/api.py``) and by the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from server.clock import Clock
 from server.core.context import Peers
@@ -14,13 +14,38 @@ from server.errors import ProtocolError
 from server.features.moderation.model import REVIEWS, audit_json, flagged_json
 from server.storage import moderation as store
 from server.storage import queries
-from server.storage.db import Database
+from server.storage.db import Database, Tx
 from server.storage.leaderboards import hide_player, set_standing
 from server.storage.screening import entries_in
 from server.vocabulary import AuditAction
 from wire import LISTED_STANDINGS, ErrorCode, Standing
 
 Admin = tuple[str, str]  # (id, name) of the operator acting
+
+
+class BoardLog(Protocol):
+    """Where an action that changes a leaderboard is recorded, in the action's own transaction
+    (the results log: a daily board's changes are public record)."""
+
+    async def board_changed(
+        self, tx: Tx, code: str, action: str, target: str, reason: str, at_ms: int
+    ) -> None:
+        """An action on one entry of the code's board."""
+
+    async def player_changed(self, tx: Tx, player_id: str, action: str, reason: str, at_ms: int) -> None:
+        """An action on a player, which changes every board they are on."""
+
+
+class Unrecorded:
+    """No record beyond the audit log (what a caller without a results log composes)."""
+
+    async def board_changed(
+        self, tx: Tx, code: str, action: str, target: str, reason: str, at_ms: int
+    ) -> None:
+        return None
+
+    async def player_changed(self, tx: Tx, player_id: str, action: str, reason: str, at_ms: int) -> None:
+        return None
 
 
 class Moderation:
@@ -31,10 +56,12 @@ class Moderation:
         db: Database,
         clock: Clock,
         peers: Peers | None = None,
+        boards: BoardLog | None = None,
     ) -> None:
         self.db = db
         self.clock = clock
         self.peers = peers
+        self.boards: BoardLog = boards or Unrecorded()
 
     async def admin(self, token: str) -> Admin | None:
         async with self.db.read() as tx:
@@ -68,6 +95,7 @@ class Moderation:
             await set_standing(tx, entry.code, entry.player_id, standing, banned)
             details = f"{entry.code} {entry.player_id}: {entry.standing} -> {standing}"
             await store.audit(tx, by, action, game_id, reason, details, now)
+            await self.boards.board_changed(tx, entry.code, action, game_id, reason, now)
         return {
             "game_id": game_id,
             "standing": standing,
@@ -84,6 +112,7 @@ class Moderation:
             await store.audit(
                 tx, by, AuditAction.BAN_PLAYER, player_id, reason, f"{hidden} entries hidden", now
             )
+            await self.boards.player_changed(tx, player_id, AuditAction.BAN_PLAYER, reason, now)
         return {"player_id": player_id, "banned": True, "entries_hidden": hidden}
 
     async def rename(self, by: Admin, player_id: str, name: str, reason: str) -> dict[str, Any]:
@@ -97,10 +126,10 @@ class Moderation:
             await queries.rename_player(self.db, player_id, name)
         except queries.NameTaken:
             raise ProtocolError(ErrorCode.BAD_MESSAGE, "name is taken", field="name") from None
+        now = self.clock()
         async with self.db.transaction() as tx:
-            await store.audit(
-                tx, by, AuditAction.RENAME_PLAYER, player_id, reason, f"{old} -> {name}", self.clock()
-            )
+            await store.audit(tx, by, AuditAction.RENAME_PLAYER, player_id, reason, f"{old} -> {name}", now)
+            await self.boards.player_changed(tx, player_id, AuditAction.RENAME_PLAYER, reason, now)
         if self.peers is not None:
             self.peers.renamed(player_id, name)
         return {"id": player_id, "name": name}
