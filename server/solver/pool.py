@@ -25,6 +25,7 @@ import logging
 import os
 import pickle
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import ParamSpec, TypeVar, cast
@@ -51,6 +52,12 @@ def as_unavailable(lost: SolverLost) -> ProtocolError:
     return ProtocolError(ErrorCode.UNAVAILABLE, f"{lost}; try again")
 
 
+# uvloop lets one event loop of a process spawn at a time (another loop's spawn meanwhile is a
+# RuntimeError, "Racing with another loop to spawn a process"): servers in threads of one process
+# (the tests') take turns here. One server's loop never waits on it.
+_SPAWNING = threading.Lock()
+
+
 class _Worker:
     """One worker process and the task reading its answers, matched to requests by id."""
 
@@ -63,16 +70,21 @@ class _Worker:
     @classmethod
     async def start(cls) -> _Worker:
         path = os.pathsep.join(p for p in (str(SOURCE_ROOT), os.environ.get("PYTHONPATH")) if p)
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            WORKER,
-            str(os.getpid()),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            env={**os.environ, "PYTHONPATH": path},
-            start_new_session=True,  # a signal to the server's group never reaches it, even as it starts
-        )
+        while not _SPAWNING.acquire(blocking=False):  # another loop of this process is spawning
+            await asyncio.sleep(0.005)
+        try:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                WORKER,
+                str(os.getpid()),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                env={**os.environ, "PYTHONPATH": path},
+                start_new_session=True,  # a signal to the server's group never reaches it, even as it starts
+            )
+        finally:
+            _SPAWNING.release()
         return cls(process)
 
     @property
