@@ -40,7 +40,7 @@ from server.core.quotas import Quotas
 from server.core.services import Services
 from server.edge import facts, ws
 from server.edge.envelope import http_error
-from server.edge.health import Ping, health_routes
+from server.edge.health import Drain, FleetDatabase, Ping, health_routes
 from server.edge.prometheus import MetricsListener, metrics_routes
 from server.edge.rate import AddressRate
 from server.edge.security import BrowserPolicy, SecurityHeaders
@@ -166,7 +166,13 @@ def shared_failures(cluster: RedisCluster, clock: Clock) -> FailureCounts:
     return RedisCounts(cluster.redis, cluster.prefix, clock)
 
 
-def build_features(services: Services, failures: FailureCounts, redis_ping: Ping | None = None) -> Features:
+def build_features(
+    services: Services,
+    failures: FailureCounts,
+    redis_ping: Ping | None = None,
+    fleet: FleetDatabase | None = None,
+    drain: Drain | None = None,
+) -> Features:
     """Each feature from what it needs, and the routes and handlers they export."""
     solver = SolverPool()  # every solve, one at a time, in one worker process per server
     background = OnSpareCores(solver, SpareCores())  # what no player waits for runs on idle cores
@@ -187,7 +193,7 @@ def build_features(services: Services, failures: FailureCounts, redis_ping: Ping
     profiles = Profiles(services)
     ghosts = GhostRaces(services, dailies, profiles, services.quotas.races)
     routes: list[BaseRoute] = [
-        *health_routes(services.db, services.writer, redis_ping),
+        *health_routes(services.db, services.writer, drain or Drain(), redis_ping, fleet),
         *metrics_routes(bool(services.settings.metrics_listen), moderation.admin),
         Route("/api/schema/{name}", schema_file),
         *players.routes(),
@@ -243,12 +249,16 @@ def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -
     """Build the app. Storage opens (and migrates) in the lifespan, not at import."""
     settings = settings or Settings.from_env()
     cluster: RedisCluster | None = None
+    drain = Drain()  # started by the command's SIGTERM (server/cli.py): /ready says draining
     if settings.redis_url:
+        from server.core.redis_health import RedisFleetDatabase
+
         services, cluster = build_cluster_services(settings, clock)
-        features = build_features(services, shared_failures(cluster, clock), cluster.ping)
+        fleet = RedisFleetDatabase(cluster.redis, cluster.prefix, cluster.name)
+        features = build_features(services, shared_failures(cluster, clock), cluster.ping, fleet, drain)
     else:
         services = build_services(settings, clock)
-        features = build_features(services, in_memory(clock))
+        features = build_features(services, in_memory(clock), drain=drain)
 
     metrics = MetricsListener(*listen_address(settings.metrics_listen)) if settings.metrics_listen else None
     instance = InstanceLock(settings.database_url)
@@ -304,9 +314,11 @@ def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -
         Middleware(TrustedHostMiddleware, allowed_hosts=policy.hosts(), www_redirect=False),
         Middleware(AddressRate, rate=services.quotas.http),  # per-address request rate
     ]
-    return Starlette(
+    app = Starlette(
         routes=routes,
         middleware=middleware,
         lifespan=lifespan,
         exception_handlers={HTTPException: http_error},
     )
+    app.state.drain = drain
+    return app

@@ -6,8 +6,10 @@ makes an operator token for the admin HTTP API, and the other commands do
 what that API does, each written to the audit log under ``--operator``.
 
 Flags override ``SOLITAIRE_*`` environment variables. SIGTERM and Ctrl-C shut
-down gracefully: clients get a ``bye`` and close code 1001, queued writes are
-committed, then the process exits.
+down gracefully: ``/ready`` says ``draining`` at once, and once the balancer has
+seen it (``--drain-seconds``) clients get a ``bye`` and close code 1001, so
+they reconnect to another instance; queued writes are committed, then the
+process exits. A second signal skips the wait.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import uvicorn
 from uvicorn.config import LOGGING_CONFIG
 
 from server.config import Limits, Settings
+from server.edge.health import Drain
 from server.edge.http_transport import (
     connection_cap,
     guarded_http,
@@ -111,6 +114,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(env SOLITAIRE_REQUEST_TIMEOUT_S, default 10)",
     )
     parser.add_argument(
+        "--drain-seconds",
+        type=float,
+        help="on SIGTERM, how long /ready says draining before clients are told bye: enough for the "
+        "balancer to see it (env SOLITAIRE_DRAIN_S, default 2: two checks of deploy/haproxy.cfg)",
+    )
+    parser.add_argument(
         "--ws",
         choices=IMPL_CHOICES,
         help=f"WebSocket implementation (env SOLITAIRE_WS_IMPL, default {IMPL_NAME}; "
@@ -158,6 +167,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         changes["max_connections"] = args.max_connections
     if args.request_timeout:
         changes["request_timeout_s"] = args.request_timeout
+    if args.drain_seconds is not None:
+        changes["drain_s"] = args.drain_seconds
     if args.allowed_origin:
         changes["allowed_origins"] = tuple(args.allowed_origin)
     if args.allowed_host:
@@ -171,10 +182,17 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
 
 
 class GracefulServer(uvicorn.Server):
-    """Uvicorn server that says goodbye to WebSocket clients before it stops."""
+    """Uvicorn server that drains: ``/ready`` fails first, then WebSocket clients get a goodbye.
+
+    Saying ``bye`` while the balancer still counted this instance in sent the
+    reconnects straight back here (it has the fewest connections), to be cut
+    again; so the instance first says ``draining``, waits ``drain_s`` for the
+    balancer's checks to see it, and only then says goodbye.
+    """
 
     goodbye_started = False
     starlette_app: Any = None
+    drain_s = 0.0
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         services = getattr(getattr(self.starlette_app, "state", None), "services", None)
@@ -203,6 +221,11 @@ class GracefulServer(uvicorn.Server):
         from server.core.services import Services
 
         try:
+            drain: Drain | None = getattr(self.starlette_app.state, "drain", None)
+            if drain is not None and self.drain_s > 0:
+                drain.start()
+                log.info("draining: /ready says so; clients are told bye in %.1f s", self.drain_s)
+                await asyncio.sleep(self.drain_s)  # a second signal meanwhile stops at once
             if isinstance(services, Services):  # the app has started: tell its clients first
                 await asyncio.wait_for(shutdown_connections(services), timeout=5)
         finally:
@@ -270,6 +293,7 @@ async def serve(settings: Settings, log_level: str) -> None:
     logging.getLogger(__name__).info("open files: at most %d; connections: at most %d", files, cap)
     server = GracefulServer(config)
     server.starlette_app = app
+    server.drain_s = settings.drain_s
     await server.serve()
 
 

@@ -160,6 +160,9 @@ class Settings:
     request_timeout_s: float = 10.0
     # Open TCP connections, all kinds; capped at start below the open-files limit (edge/http_transport.py).
     max_connections: int = 20_000
+    # On SIGTERM, how long /ready says "draining" before clients are told bye: the balancer must have
+    # seen it by then, or reconnects land here again (two checks of deploy/haproxy.cfg's 1 s interval).
+    drain_s: float = 2.0
     # Redis (redis://host:6379/0): with it, on PostgreSQL, any number of instances serve the
     # same players (docs/operations.md); empty: one instance, as the embedded default.
     redis_url: str = ""
@@ -197,6 +200,7 @@ class Settings:
             ws_impl=env.get("SOLITAIRE_WS_IMPL", base.ws_impl),
             request_timeout_s=float(env.get("SOLITAIRE_REQUEST_TIMEOUT_S", base.request_timeout_s)),
             max_connections=int(env.get("SOLITAIRE_MAX_CONNECTIONS", base.max_connections)),
+            drain_s=float(env.get("SOLITAIRE_DRAIN_S", base.drain_s)),
             redis_url=env.get("SOLITAIRE_REDIS_URL", base.redis_url).strip(),
             redis_prefix=env.get("SOLITAIRE_REDIS_PREFIX", base.redis_prefix).strip() or base.redis_prefix,
             log_format=env.get("SOLITAIRE_LOG_FORMAT", base.log_format),

@@ -24,7 +24,7 @@ from server.edge.envelope import INTERNAL, UNAVAILABLE, error_response
 from server.edge.protocol import SCHEMA_PATH as ASYNCAPI_PATH
 from server.edge.protocol import Field, check, compile_field
 from server.errors import ProtocolError
-from server.storage.faults import brief, is_unavailable
+from server.storage.faults import OUTAGE, is_unavailable
 
 log = logging.getLogger(__name__)
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schema"
@@ -103,9 +103,7 @@ def checked_endpoint(fn: Endpoint, operations: dict[str, Operation] | None = Non
             return error_response(exc)
         except Exception as exc:
             if is_unavailable(exc):
-                log.warning(
-                    "%s %s: the database is unavailable (%s)", request.method, request.url.path, brief(exc)
-                )
+                OUTAGE.failed(log, f"{request.method} {request.url.path}", exc)
                 return error_response(UNAVAILABLE)
             log.exception("%s %s failed", request.method, request.url.path)
             return error_response(INTERNAL)

@@ -35,7 +35,7 @@ from server.edge.ws_transport import SEND_NOW
 from server.errors import ProtocolError
 from server.logs import CONNECTION, REQUEST, next_connection_id
 from server.storage import queries
-from server.storage.faults import brief, is_unavailable
+from server.storage.faults import OUTAGE, is_unavailable
 from server.vocabulary import ConnectionState
 from wire import CloseCode, ErrorCode
 
@@ -265,7 +265,7 @@ class Connection:
         except Exception as exc:
             if not is_unavailable(exc):
                 raise
-            log.warning("auth: the database is unavailable (%s)", brief(exc))
+            OUTAGE.failed(log, "auth", exc)
             self.session.unavailable(request)
             return
         if player is None:
@@ -288,7 +288,7 @@ class Connection:
             return
         except Exception as exc:
             if is_unavailable(exc):
-                log.warning("request %r: the database is unavailable (%s)", call.kind, brief(exc))
+                OUTAGE.failed(log, f"request {call.kind!r}", exc)
                 metrics.refusals_of(UNAVAILABLE.code).inc()
                 self.session.refuse(call.request_id, UNAVAILABLE)
                 return

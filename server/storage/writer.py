@@ -36,7 +36,7 @@ from sqlalchemy import bindparam, insert, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from server.metrics import COMMIT_BATCH, COMMIT_SECONDS
-from server.storage.faults import StorageInDoubt, StorageUnavailable, brief, is_unavailable
+from server.storage.faults import OUTAGE, StorageInDoubt, StorageUnavailable, brief, is_unavailable
 from server.storage.models import GAME_STATE_COLUMNS, ActionRow, GameRow
 from server.storage.pg_batches import PgBatches, Rows
 from server.storage.sqlite_batches import SqliteBatches
@@ -186,6 +186,7 @@ class GroupWriter:
 
     def _succeeded(self, batch: list[Write]) -> None:
         self._healthy = True
+        OUTAGE.answered()
         self.commits += 1
         self.writes += len(batch)
         settle(batch, None)
@@ -196,7 +197,7 @@ class GroupWriter:
             stored = await self._stored(batch)
         except Exception as read_exc:
             self._healthy = False
-            log.warning("commit failed (%s) and could not be read back (%s)", brief(exc), brief(read_exc))
+            OUTAGE.failed(log, f"commit (and its read-back: {brief(read_exc)})", exc)
             settle(batch, StorageInDoubt("the database did not answer; the write may or may not be stored"))
             return
         if stored:  # the COMMIT ran; only its answer was lost
@@ -205,9 +206,7 @@ class GroupWriter:
             return
         if is_unavailable(exc):
             self._healthy = False
-            log.warning(
-                "commit of %d writes refused: the database is unavailable (%s)", len(batch), brief(exc)
-            )
+            OUTAGE.failed(log, f"commit of {len(batch)} writes", exc)
             error = StorageUnavailable("the database cannot be written now; nothing was stored")
             settle([*batch, *self._take_queued()], error)  # those who queued meanwhile wait no longer
             return

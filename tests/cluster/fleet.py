@@ -58,6 +58,7 @@ def server_env(
         "SOLITAIRE_GAMES_PER_MINUTE": "0",
         "SOLITAIRE_RACES_PER_MINUTE": "0",
         "SOLITAIRE_PLAYERS_PER_HOUR": "0",
+        "SOLITAIRE_DRAIN_S": "0",  # no balancer to wait for, unless a test starts one (env=)
     }
     env.pop("SOLITAIRE_REDIS_URL", None)
     if redis_url:
@@ -114,10 +115,15 @@ class Fleet:
     stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
     def start(
-        self, port: int | None = None, redis_url: str | bool | None = True, log: Path | None = None
+        self,
+        port: int | None = None,
+        redis_url: str | bool | None = True,
+        log: Path | None = None,
+        env: dict[str, str] | None = None,
     ) -> Instance:
         """One more instance (on ``port``, default a free one), waited for until it serves;
-        with ``log``, what it logs (its stderr) is written to that file."""
+        with ``log``, what it logs (its stderr) is written to that file; ``env`` adds to or
+        overrides its environment."""
         port, metrics_port = port or free_port(), free_port()
         url = self.redis_url if redis_url is True else (redis_url or None)
         stack = contextlib.ExitStack()
@@ -127,7 +133,7 @@ class Fleet:
             started(
                 argv,
                 cwd=ROOT,
-                env=server_env(self.database_url, url, self.prefix, port, metrics_port),
+                env={**server_env(self.database_url, url, self.prefix, port, metrics_port), **(env or {})},
                 stdout=subprocess.PIPE,
                 stderr=stderr,
             )

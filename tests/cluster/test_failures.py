@@ -155,7 +155,8 @@ async def test_a_redis_restart_resumes_fan_out_and_loses_nothing(pg_url: str) ->
             for _ in range(3):  # commits need only PostgreSQL
                 await act()
             status, ready = await ahttp("GET", f"{a.url}/ready")
-            assert status == 503 and ready["redis"] == "unavailable" and ready["database"] == "ok"
+            assert status == 200 and ready["status"] == "degraded"  # every instance meets it: stay in
+            assert ready["redis"] == "unavailable" and ready["database"] == "ok"
             redis.start()
             bye = await spectator.next_push("bye", timeout=15)  # may have missed pushes: resync
             assert "reconnect" in bye["reason"]
