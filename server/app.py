@@ -39,6 +39,7 @@ from server.core.hub import Hub
 from server.core.quotas import Quotas
 from server.core.services import Services
 from server.edge import facts, ws
+from server.edge.disclosure import Withhold
 from server.edge.envelope import http_error
 from server.edge.health import Drain, FleetDatabase, Ping, health_routes
 from server.edge.prometheus import MetricsListener, metrics_routes
@@ -313,6 +314,7 @@ def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -
         Middleware(SecurityHeaders, policy=policy),
         Middleware(TrustedHostMiddleware, allowed_hosts=policy.hosts(), www_redirect=False),
         Middleware(AddressRate, rate=services.quotas.http),  # per-address request rate
+        Middleware(Withhold, tripwire=services.tripwire, clock=services.clock),  # no sealed secret out
     ]
     app = Starlette(
         routes=routes,

@@ -11,6 +11,7 @@ from server.core.context import Peers
 from server.core.games import GameService
 from server.core.hub import Hub
 from server.core.quotas import Quotas
+from server.rules.disclosure import Tripwire
 from server.storage.db import Database
 from server.storage.writer import GroupWriter
 
@@ -28,3 +29,4 @@ class Services:
     quotas: Quotas
     peers: Peers = field(default_factory=Peers)
     leader: Leadership = ALONE  # who runs the once-per-cluster jobs: always this one when alone
+    tripwire: Tripwire = field(default_factory=Tripwire)  # the sealed secrets the edge never sends

@@ -28,6 +28,7 @@ from server.core.hub import Hub, encode
 from server.core.quotas import address_key, rate_limited
 from server.core.services import Services
 from server.core.timing import sleep_until
+from server.edge.disclosure import checked_frame
 from server.edge.protocol import REQUESTS
 from server.edge.security import BrowserPolicy, arrival_port
 from server.edge.session import Authenticate, Call, Session
@@ -128,6 +129,7 @@ class Connection:
         """Queue a frame; a reader that falls too far behind is dropped, not waited for."""
         if self.closed:
             return
+        frame = checked_frame(self.services.tripwire, self.services.clock, frame)
         if len(self._outbox) >= MAX_QUEUED_FRAMES:
             self._outbox.clear()
             self.closed = True

@@ -12,7 +12,7 @@ from server.core.games import GameService, LiveGame
 from server.core.quotas import Rate
 from server.errors import ProtocolError
 from server.rules.codes import code_from_fields
-from server.rules.sealing import sealed_to_others
+from server.rules.disclosure import sealed_to_others
 from server.solver.deals import Deals
 from server.solver.pool import SolverLost, as_unavailable
 from wire import ErrorCode

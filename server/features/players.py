@@ -17,8 +17,8 @@ from server.edge.inputs import int_param, json_body
 from server.edge.openapi import route
 from server.errors import ProtocolError
 from server.rules.days import day_of
+from server.rules.disclosure import sealed_to_others
 from server.rules.names import clean_name
-from server.rules.sealing import sealed_to_others
 from server.storage import queries
 from wire import ErrorCode, PlayerKind
 

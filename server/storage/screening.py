@@ -9,13 +9,14 @@ from sqlalchemy import Row, func, select, update
 
 from server.storage.db import Tx
 from server.storage.dialect import upsert
-from server.storage.models import ActionRow, LeaderboardEntry, Player, ResultSignal
+from server.storage.models import ActionRow, GameRow, LeaderboardEntry, Player, ResultSignal
 from wire import Standing
 
 S = ResultSignal.__table__
 T = LeaderboardEntry.__table__
 P = Player.__table__
 A = ActionRow.__table__
+G = GameRow.__table__
 
 
 async def player_kind(tx: Tx, player_id: str) -> tuple[str, bool]:
@@ -63,8 +64,14 @@ async def signals_of(tx: Tx, game_id: str) -> Row[Any] | None:
 async def entries_in(tx: Tx, standing: str, limit: int) -> Sequence[Row[Any]]:
     """Entries of one standing with their signals and player, oldest result first."""
     query = (
-        select(T, P.c.name, *[c.label(f"s_{c.name}") for c in S.c if c.name not in ("game_id", "code")])
+        select(
+            T,
+            P.c.name,
+            G.c.daily_day,
+            *[c.label(f"s_{c.name}") for c in S.c if c.name not in ("game_id", "code")],
+        )
         .join(P, P.c.id == T.c.player_id)
+        .outerjoin(G, G.c.id == T.c.game_id)
         .outerjoin(S, S.c.game_id == T.c.game_id)
         .where(T.c.standing == standing)
         .order_by(T.c.finished_ms, T.c.code, T.c.player_id)

@@ -5,7 +5,7 @@ and a counter) and uses a long (64-bit) seed, so nobody can compute it before
 the server publishes it, nor find it by searching every seed from what a
 player sees. Until the day ends the code is sealed: only its commitment
 (:func:`commitment`) is public, and the day's games are shown to nobody but
-their players (:func:`server.rules.sealing.sealed_to_others`). Day
+their players (:func:`server.rules.disclosure.sealed_to_others`). Day
 arithmetic and the families are :mod:`server.rules.days`.
 """
 

@@ -27,6 +27,7 @@ from server.core.services import Services
 from server.errors import ProtocolError
 from server.features.dailies.model import DAILY_BUDGET, NO_PROGRESS_STATUSES, candidate, commitment
 from server.rules.days import FAMILIES, day_of, family_of
+from server.rules.disclosure import is_sealed
 from server.solver.cache import BoundedCache
 from server.solver.deals import DEAL_CACHE, Deals
 from server.solver.pool import SolverLost, as_unavailable
@@ -152,6 +153,16 @@ class Dailies:
     def _remember(self, challenge: Challenge) -> None:
         self._codes[(challenge.day, challenge.family)] = challenge
         self._days_of[challenge.code] = challenge.day
+        if is_sealed(challenge.day, self.services.clock()):  # the edge never sends it until then
+            self.services.tripwire.seal(challenge.day, challenge.code, challenge.salt)
+
+    async def seal_stored(self) -> None:
+        """The stored challenges of today (chosen by an earlier start or another instance): sealed."""
+        today = self.today()
+        async with self.services.db.read() as tx:
+            found = await store.codes_of_day(tx, today)
+        for family, (code, salt) in found.items():
+            self._remember(Challenge(today, family, code, salt))
 
     async def challenges_of_day(self, day: str) -> list[Challenge]:
         """Every family's challenge for today (created when missing) or a past day (as stored)."""
@@ -280,6 +291,7 @@ class Dailies:
 
     async def start(self) -> None:
         await self.load_secret()
+        await self.seal_stored()
         self._sweeper = asyncio.create_task(self.sweep(), name="daily-sweeper")
 
     async def stop(self) -> None:

@@ -18,8 +18,8 @@ from server.core import topics
 from server.core.games import LiveGame
 from server.core.services import Services
 from server.rules.days import DAY_MS
+from server.rules.disclosure import is_sealed
 from server.rules.ranking import sort_key
-from server.rules.sealing import is_sealed
 from server.rules.think_time import TimeSignals, flag_reasons, time_signals
 from server.storage.db import Tx
 from server.storage.leaderboards import around, record

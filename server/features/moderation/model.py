@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from server.rules.disclosure import shown_code
 from server.vocabulary import AuditAction
 from wire import Standing
 
@@ -16,11 +17,14 @@ REVIEWS: dict[str, tuple[Standing, AuditAction]] = {
 MAX_REASON = 500
 
 
-def flagged_json(row: Any) -> dict[str, Any]:
-    """A flagged result with its player and every signal the server recorded."""
+def flagged_json(row: Any, now_ms: int) -> dict[str, Any]:
+    """A flagged result with its player and every signal the server recorded; a daily's named by
+    day and family while its day lasts (operators included: the code is the deal)."""
     return {
         "game_id": row.game_id,
-        "code": row.code,
+        "code": shown_code(row.code, row.daily_day, now_ms),
+        "daily": row.daily_day,
+        "family": row.code.rsplit("-", 1)[0],
         "player": {"id": row.player_id, "name": row.name},
         "kind": row.kind,
         "standing": row.standing,

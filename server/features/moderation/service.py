@@ -78,7 +78,7 @@ class Moderation:
 
     async def flagged(self, limit: int, standing: Standing = Standing.FLAGGED) -> list[dict[str, Any]]:
         async with self.db.read() as tx:
-            return [flagged_json(row) for row in await entries_in(tx, standing, limit)]
+            return [flagged_json(row, self.clock()) for row in await entries_in(tx, standing, limit)]
 
     async def review(self, by: Admin, game_id: str, decision: str, reason: str) -> dict[str, Any]:
         """Confirm or clear a flag, or remove an entry: the entry a game made."""
@@ -93,7 +93,7 @@ class Moderation:
                 raise ProtocolError(ErrorCode.CONFLICT, f"the entry is {entry.standing}, not flagged")
             banned = entry.banned_ms is not None
             await set_standing(tx, entry.code, entry.player_id, standing, banned)
-            details = f"{entry.code} {entry.player_id}: {entry.standing} -> {standing}"
+            details = f"{entry.player_id}: {entry.standing} -> {standing}"  # the target names the game
             await store.audit(tx, by, action, game_id, reason, details, now)
             await self.boards.board_changed(tx, entry.code, action, game_id, reason, now)
         return {

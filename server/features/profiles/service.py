@@ -25,7 +25,7 @@ from server.features.profiles.model import (
     variants_json,
 )
 from server.rules.days import day_of
-from server.rules.sealing import sealed_to_others
+from server.rules.disclosure import sealed_to_others, shown_code
 from server.storage import profiles as store
 from server.storage import queries
 from server.storage.db import Record, Tx
@@ -36,12 +36,12 @@ from wire import ErrorCode
 log = logging.getLogger(__name__)
 
 
-def history_json(row: Record) -> dict[str, Any]:
-    code = row.code
+def history_json(row: Record, now_ms: int) -> dict[str, Any]:
+    """A history row; a daily's names no code while its day lasts (its player's own included)."""
     return {
         "id": row.id,
-        "code": code,
-        "variant": code.rsplit("-", 1)[0],
+        "code": shown_code(row.code, row.daily_day, now_ms),
+        "variant": row.code.rsplit("-", 1)[0],
         "status": row.status,
         "result": row.result,
         "moves": row.moves,
@@ -57,7 +57,7 @@ def history_json(row: Record) -> dict[str, Any]:
     }
 
 
-def replay_json(row: Record, actions: Sequence[Record]) -> dict[str, Any]:
+def replay_json(row: Record, actions: Sequence[Record], now_ms: int) -> dict[str, Any]:
     """Every position of a finished game with its action, points, events and information bar,
     and the time of each action: the clock as the player saw it (idle gaps capped as in play).
     CPU only: runs in a worker thread."""
@@ -76,7 +76,8 @@ def replay_json(row: Record, actions: Sequence[Record]) -> dict[str, Any]:
         out.append(body)
     return {
         "game_id": row.id,
-        "code": row.code,
+        "code": shown_code(row.code, row.daily_day, now_ms),
+        "family": row.code.rsplit("-", 1)[0],
         "owner": {"id": row.player_id},
         "result": row.result,
         "status": row.status,
@@ -176,7 +177,7 @@ class Profiles:
         last = rows[-1] if rows and more else None
         return {
             "player_id": player_id,
-            "games": [history_json(row) for row in rows],
+            "games": [history_json(row, self.services.clock()) for row in rows],
             "next_cursor": encode_cursor(last.created_ms, last.id) if last is not None else None,
         }
 
@@ -188,16 +189,16 @@ class Profiles:
         if found is None:
             raise ProtocolError(ErrorCode.NOT_FOUND, f"no game {game_id!r}")
         row, actions, _ = found
+        sealed_to_others(row.daily_day, row.player_id, viewer, self.services.clock())  # before all
         if row.result is None:
             raise ProtocolError(
                 ErrorCode.CONFLICT, "the game is not finished; it can be watched again once it is"
             )
-        sealed_to_others(row.daily_day, row.player_id, viewer, self.services.clock())
         return row, actions
 
     async def replay(self, game_id: str, viewer: str | None) -> dict[str, Any]:
         row, actions = await self.finished_game(game_id, viewer)
-        body = await asyncio.to_thread(replay_json, row, actions)
+        body = await asyncio.to_thread(replay_json, row, actions, self.services.clock())
         async with self.services.db.read() as tx:
             owner = await queries.player_by_id(tx, row.player_id)
         body["owner"]["name"] = owner.name if owner else "?"

@@ -29,6 +29,7 @@ from server.core.quotas import Rate
 from server.core.services import Services
 from server.core.timing import sleep_until
 from server.errors import ProtocolError
+from server.rules.disclosure import is_sealed, opens_at
 from server.storage import queries
 from server.storage.db import Record
 from wire import ErrorCode
@@ -148,6 +149,12 @@ class GhostRaces:
         """Race the replay of a finished game on a new game of the same deal."""
         player_id = caller.require_player()
         row, actions = await self.profiles.finished_game(fields["game_id"], player_id)
+        if is_sealed(row.daily_day, self.services.clock()):  # its player's own: the new game names the code
+            raise ProtocolError(
+                ErrorCode.SEALED,
+                "a ghost race on a daily would show its code: race it once the day ends",
+                opens_at=opens_at(str(row.daily_day)),
+            )
         self.opened.require(player_id)
         steps, total = await asyncio.to_thread(timeline, row.code, actions, row.result)
         async with self.services.db.read() as tx:

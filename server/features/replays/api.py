@@ -13,7 +13,7 @@ from server.edge.auth import viewer_from_header
 from server.edge.openapi import route
 from server.errors import ProtocolError
 from server.features.replays.model import report
-from server.rules.sealing import is_sealed, sealed_to_others
+from server.rules.disclosure import is_sealed, sealed_to_others
 from server.storage.db import Database
 from server.storage.replays import stored_game
 from wire import ErrorCode

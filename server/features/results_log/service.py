@@ -38,7 +38,7 @@ from server.features.results_log.model import (
     subtrees,
 )
 from server.rules.days import DAY_MS, day_of, day_start_ms
-from server.rules.sealing import is_sealed
+from server.rules.disclosure import is_sealed
 from server.storage import results_log as store
 from server.storage.db import Database, Tx
 from server.storage.results_log import NewLeaf, SignedHead

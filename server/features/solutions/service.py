@@ -36,7 +36,7 @@ from server.core.games import GameService, LiveGame
 from server.core.worklist import Worklist
 from server.errors import ProtocolError
 from server.features.solutions.model import LOST_BUDGET, VERDICT_CACHE, may_be_lost
-from server.rules.sealing import sealed_to_others
+from server.rules.disclosure import sealed_to_others
 from server.solver.cache import BoundedCache
 from server.solver.deals import SOLUTION_BUDGET, Deals
 from server.solver.pool import SolverLost, as_unavailable

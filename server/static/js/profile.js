@@ -269,14 +269,15 @@ export class ProfilePage {
     const finished = g.result !== null;
     const result = g.result ? t(`home.result.${g.result}`) : t("home.result.open");
     const tags = [g.daily ? t("home.tag.daily", { day: g.daily }) : null, g.race_id ? t("home.tag.race") : null].filter(Boolean);
+    const named = g.code ?? g.variant; // a daily's code stays sealed until its day ends, even here
     const link = finished
-      ? el("a", { href: `#replay=${g.id}`, class: "btn small", "aria-label": t("home.replay_named", { code: g.code }) }, t("home.replay"))
+      ? el("a", { href: `#replay=${g.id}`, class: "btn small", "aria-label": t("home.replay_named", { code: named }) }, t("home.replay"))
       : el("a", { href: `#game=${g.id}`, class: "btn small" }, t("home.continue"));
     const row = el(
       "tr",
       { dataset: { game: g.id, result: g.result || "open" } },
       el("td", {}, formatDate(g.created_at, { dateStyle: "medium", timeStyle: "short" })),
-      el("td", {}, el("code", {}, g.code), tags.length ? el("span", { class: "muted" }, ` · ${tags.join(" · ")}`) : null),
+      el("td", {}, g.code ? el("code", {}, g.code) : el("span", { title: t("home.code_sealed") }, named), tags.length ? el("span", { class: "muted" }, ` · ${tags.join(" · ")}`) : null),
       el("td", {}, result),
       el("td", {}, formatNumber(g.moves)),
       el("td", {}, formatTime(g.elapsed_ms)),

@@ -122,7 +122,7 @@ export class ReplayPage {
     const ghost = el("button", { class: "btn primary", type: "button", id: "replay-ghost", onclick: () => this.ghosts.start(r.game_id) }, t("replay.ghost"));
     const when = r.finished_at ? formatDate(r.finished_at, { dateStyle: "medium", timeStyle: "short" }) : "";
     this.section.replaceChildren(
-      el("h2", { id: "replay-title" }, t("replay.title_named", { name: r.owner.name, code: r.code })),
+      el("h2", { id: "replay-title" }, t("replay.title_named", { name: r.owner.name, code: r.code ?? r.family })),
       el(
         "p",
         { class: "muted", id: "replay-summary" },
@@ -142,12 +142,12 @@ export class ReplayPage {
       ),
       this.list,
     );
-    this.makeBoard(r.code);
+    this.makeBoard(r.family); // a daily's code stays sealed until its day ends, even to its player
     this.go(move, { quiet: true });
   }
 
-  makeBoard(code) {
-    const game = code.slice(0, 2).toUpperCase();
+  makeBoard(family) {
+    const game = family.slice(0, 2).toUpperCase();
     if (this.board) this.board.destroy();
     const quiet = { onAction: () => {}, onMove: async () => false, onNotice: () => {} };
     this.board = game === "HH" ? new HeartsBoard(this.boardRoot, quiet) : new SeahavenBoard(this.boardRoot, quiet);
