@@ -97,9 +97,10 @@ def opens_at(day: str) -> int:
 
 def shown_code(code: str | SealedCode, daily_day: str | None, now_ms: int) -> str | None:
     """The code as a view names it: ``None`` for a daily's game while its day lasts."""
-    if isinstance(code, SealedCode):
-        return None if is_sealed(code.day, now_ms) else code.for_engine()
-    return None if is_sealed(daily_day, now_ms) else code
+    held = seal(code, daily_day, now_ms) if isinstance(code, str) else code
+    if isinstance(held, SealedCode):
+        return None if is_sealed(held.day, now_ms) else held.for_engine()
+    return held
 
 
 def sealed_to_others(daily_day: str | None, owner_id: str, viewer_id: str | None, now_ms: int) -> bool:
