@@ -182,7 +182,8 @@ def build_features(
     results_log = ResultsLog(services.db, services.clock)
     dailies.day_end_hooks.append(results_log.day_ended)  # heads once a day's attempts are final
     leaderboards = Leaderboards(services)
-    races = Races(services, starter=dailies, sealed=dailies.sealed_code)
+    shared = bool(services.settings.redis_url)  # several instances: races change elsewhere too
+    races = Races(services, starter=dailies, sealed=dailies.sealed_code, shared=shared)
     solutions = Solutions(services.clock, deals)
     dead_ends = DeadEnds(services.games, background)
     solver_signals = SolverComparison(services, deals.on(background))

@@ -189,6 +189,20 @@ def test_the_client_never_imports_the_server() -> None:
     assert any(top == "wire" for _, top in top_level_imports("client")), "the client should use wire"
 
 
+def test_no_feature_or_core_module_reads_the_redis_settings() -> None:
+    """Whether several instances run is the composition's to decide: it hands features what
+    follows from it (a flag, a port), so no feature or core module asks for Redis itself."""
+    found = [
+        str(path.relative_to(ROOT))
+        for folder in ("features", "core")
+        for path in (SERVER / folder).rglob("*.py")
+        if not path.name.startswith("redis_")
+        for node in ast.walk(sources.tree(path))
+        if isinstance(node, ast.Attribute) and node.attr in ("redis_url", "redis_prefix")
+    ]
+    assert not found, found
+
+
 def test_features_do_not_register_by_import() -> None:
     """No module-level mutation of another module's registry (``X.append(...)`` at import)."""
     for path in SERVER.rglob("*.py"):

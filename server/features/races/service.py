@@ -45,14 +45,18 @@ class Races:
     """Opens, starts and follows races; racers' games start through the ``starter``."""
 
     def __init__(
-        self, services: Services, starter: Starter, sealed: Callable[[str], Awaitable[bool]] | None = None
+        self,
+        services: Services,
+        starter: Starter,
+        sealed: Callable[[str], Awaitable[bool]] | None = None,
+        shared: bool = False,
     ) -> None:
         self.services = services
         self.starter = starter
         self.sealed = sealed  # whether a code is a daily challenge whose day has not ended
         self.races: dict[str, RaceState] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        self.shared = bool(services.settings.redis_url)  # other instances change races too
+        self.shared = shared  # other instances change races too (several instances on one database)
         self._timers: set[str] = set()  # races whose countdown this instance waits on
 
     # -- lifecycle ---------------------------------------------------------------------
