@@ -164,5 +164,10 @@ def status_class(status: int) -> str:
 
 def ws_closed(code: int | None) -> None:
     """Count one closed WebSocket by its code; a code outside the known set counts as ``other``."""
-    label = "none" if code is None else str(code) if code in CLOSE_CODES else "other"
-    WS_CLOSES.labels(label).inc()
+    closes_of(code if code is None or code in CLOSE_CODES else -1).inc()
+
+
+@cache
+def closes_of(code: int | None) -> Counter:
+    """The bound counter of one close code (None: ``none``; -1: ``other``), from a fixed set."""
+    return WS_CLOSES.labels("none" if code is None else "other" if code == -1 else str(code))
