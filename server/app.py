@@ -44,6 +44,7 @@ from server.edge.envelope import http_error
 from server.edge.health import Drain, FleetDatabase, Ping, health_routes
 from server.edge.prometheus import MetricsListener, metrics_routes
 from server.edge.rate import AddressRate
+from server.edge.request_id import RequestIds
 from server.edge.security import BrowserPolicy, SecurityHeaders
 from server.edge.static import ClientFiles, schema_file
 from server.features.accounts.api import AccountsApi
@@ -70,7 +71,7 @@ from server.features.solutions.service import DeadEnds, Solutions
 from server.solver.deals import Deals
 from server.solver.pool import SolverPool
 from server.solver.spare import OnSpareCores, SpareCores
-from server.storage.db import Database, DatabaseLock, InstanceLock, is_sqlite, migrate
+from server.storage.db import Database, DatabaseLock, InstanceLock, is_sqlite, migrate_logged
 from server.storage.writer import GroupWriter
 
 if TYPE_CHECKING:  # imported where several instances are composed: one alone never loads Redis
@@ -119,7 +120,7 @@ class Features:
 
 def build_services(settings: Settings, clock: Clock) -> Services:
     """The embedded default: one instance owns every game, fans out in memory and leads every job."""
-    db = Database.open(settings.database_url)
+    db = Database.open(settings.database_url, settings.db_pool_size, settings.db_max_overflow)
     writer = GroupWriter(db.engine, linger_s=settings.commit_interval_ms / 1000)
     hub = Hub()
     games = GameService(db, writer, hub, clock)
@@ -133,7 +134,7 @@ def build_cluster_services(settings: Settings, clock: Clock) -> tuple[Services, 
 
     if is_sqlite(settings.database_url):
         raise ValueError("several instances (--redis-url) need PostgreSQL: one process per SQLite file")
-    db = Database.open(settings.database_url)
+    db = Database.open(settings.database_url, settings.db_pool_size, settings.db_max_overflow)
     writer = FencedWriter(db.engine, linger_s=settings.commit_interval_ms / 1000)
     cluster = RedisCluster(settings.redis_url, settings.redis_prefix, db)
     games = GameService(db, writer, cluster.hub, clock, leases=cluster.leases)
@@ -282,7 +283,7 @@ def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -
     @contextlib.asynccontextmanager
     async def serving(app: Starlette) -> AsyncIterator[None]:
         if settings.migrate_on_start:
-            await migrate(settings.database_url)
+            await migrate_logged(settings.database_url)
         services.writer.start()
         app.state.services = services
         if cluster is not None:
@@ -312,6 +313,7 @@ def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -
         routes.append(facts.route())  # generated, before the files it sits among
         routes.append(Mount("/", ClientFiles(directory=STATIC_DIR, html=True), name="static"))
     middleware = [  # outermost first: a refused Host still gets the security headers
+        Middleware(RequestIds),  # X-Request-ID and the HTTP metrics, of every request
         Middleware(SecurityHeaders, policy=policy),
         Middleware(TrustedHostMiddleware, allowed_hosts=policy.hosts(), www_redirect=False),
         Middleware(AddressRate, rate=services.quotas.http),  # per-address request rate

@@ -43,7 +43,7 @@ from server.edge.http_transport import (
 )
 from server.edge.security import WILDCARD_HOSTS
 from server.edge.ws_transport import IMPL_CHOICES, IMPL_NAME, uvicorn_ws
-from server.logs import FORMATS
+from server.logs import FORMATS, ready_line
 from server.logs import configure as configure_logs
 from server.storage.db import InstanceLock, InstanceLocked, backup_sqlite, is_sqlite, migrate_sync
 
@@ -135,6 +135,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="HOST:PORT serving /metrics alone, without a token, e.g. 10.0.0.5:9100 (env "
         "SOLITAIRE_METRICS_LISTEN; default none: /metrics on the main port, to an operator's token)",
     )
+    parser.add_argument(
+        "--db-pool-size",
+        type=int,
+        help="PostgreSQL connections this instance keeps open (env SOLITAIRE_DB_POOL_SIZE, default 10)",
+    )
+    parser.add_argument(
+        "--db-max-overflow",
+        type=int,
+        help="PostgreSQL connections opened past the pool at a peak (env SOLITAIRE_DB_MAX_OVERFLOW, "
+        "default 10)",
+    )
     parser.add_argument("--log-level", default="info", help="debug, info, warning or error")
     parser.add_argument(
         "--log-format",
@@ -157,6 +168,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         "redis_url",
         "log_format",
         "metrics_listen",
+        "db_pool_size",
+        "db_max_overflow",
     ):
         value = getattr(args, name)
         if value is not None:
@@ -193,6 +206,7 @@ class GracefulServer(uvicorn.Server):
     goodbye_started = False
     starlette_app: Any = None
     drain_s = 0.0
+    log_format = "text"
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         services = getattr(getattr(self.starlette_app, "state", None), "services", None)
@@ -206,7 +220,8 @@ class GracefulServer(uvicorn.Server):
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
         if self.started:  # on stdout whatever the log level: scripts wait for this line
-            print(f"{READY_LINE}{self.url}/ in a browser", flush=True)
+            text = f"{READY_LINE}{self.url}/ in a browser"
+            print(ready_line(text, self.log_format, url=f"{self.url}/"), flush=True)  # JSON: a record
 
     @property
     def url(self) -> str:
@@ -294,6 +309,7 @@ async def serve(settings: Settings, log_level: str) -> None:
     server = GracefulServer(config)
     server.starlette_app = app
     server.drain_s = settings.drain_s
+    server.log_format = settings.log_format
     await server.serve()
 
 

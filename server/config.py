@@ -171,12 +171,21 @@ class Settings:
     # HOST:PORT of a listener serving /metrics alone, without a token (server.edge.prometheus);
     # empty: /metrics on the main port, to an operator's token only.
     metrics_listen: str = ""
+    # PostgreSQL's connection pool (SQLite has none to size): connections kept open, and how many
+    # more may open at a peak (closed again when returned). Every instance opens its own.
+    db_pool_size: int = 10
+    db_max_overflow: int = 10
 
     def __post_init__(self) -> None:
         if self.public_url:
             origin_of(self.public_url)  # refuse a bad URL at start, not at the first request
         if self.metrics_listen:
             listen_address(self.metrics_listen)
+        if self.db_pool_size < 1 or self.db_max_overflow < 0:
+            raise ValueError(
+                f"the database pool needs a size of 1 or more and an overflow of 0 or more, not "
+                f"{self.db_pool_size} and {self.db_max_overflow}"
+            )
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -205,4 +214,6 @@ class Settings:
             redis_prefix=env.get("SOLITAIRE_REDIS_PREFIX", base.redis_prefix).strip() or base.redis_prefix,
             log_format=env.get("SOLITAIRE_LOG_FORMAT", base.log_format),
             metrics_listen=env.get("SOLITAIRE_METRICS_LISTEN", base.metrics_listen).strip(),
+            db_pool_size=int(env.get("SOLITAIRE_DB_POOL_SIZE", base.db_pool_size)),
+            db_max_overflow=int(env.get("SOLITAIRE_DB_MAX_OVERFLOW", base.db_max_overflow)),
         )

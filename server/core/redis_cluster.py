@@ -309,6 +309,8 @@ class RedisCluster:
             except (OSError, TimeoutError, LinkError) as exc:
                 if self.connected:
                     log.warning("redis: link lost (%s); reconnecting", exc)
+                elif not interrupted:  # never reached since the start: once, not per retry
+                    log.warning("redis: unreachable (%s); retrying every %.1f s", exc, RETRY_S)
             self._set_connected(False)
             interrupted = True
             await asyncio.sleep(RETRY_S)

@@ -27,13 +27,13 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from server import __version__
 from server.clock import Clock
 from server.config import Limits
 from server.core.hub import encode
 from server.core.quotas import TokenBucket
 from server.edge.protocol import SUPPORTED_VERSIONS, parse_json, request_id, validate
 from server.errors import ProtocolError
+from server.metrics import BUILD
 from server.vocabulary import ConnectionState
 from wire import PROTOCOL_VERSION, CloseCode, ErrorCode
 
@@ -294,7 +294,8 @@ class Session:
             "type": "hello",
             "protocol": PROTOCOL_VERSION,
             "versions": list(SUPPORTED_VERSIONS),
-            "server": f"solitaire-server {__version__}",
+            "server": f"solitaire-server {BUILD.version}",
+            "revision": BUILD.revision,
             "limits": self.limits.as_json(),
         }
 

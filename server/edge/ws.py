@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 
@@ -74,6 +75,7 @@ class Connection:
         self._held_address: str | None = None  # the quota slots this connection holds
         self._held_player: str | None = None
         self._token_hash: str | None = None  # the session this connection runs on
+        self.close_code: int | None = None  # how the socket closed, either side (for the metrics)
 
     # -- what handlers see (server.core.context.Caller) -------------------------------
 
@@ -163,6 +165,8 @@ class Connection:
 
     async def _close(self, code: int, reason: str = "") -> None:
         self.closed = True
+        if self.close_code is None:
+            self.close_code = code
         with contextlib.suppress(Exception):
             if self.ws.application_state == WebSocketState.CONNECTED:
                 await self.ws.close(code, reason)
@@ -181,6 +185,7 @@ class Connection:
         await self.ws.accept()
         if not self.policy.origin_allowed(self.ws.headers.get("origin"), arrival_port(self.ws.scope)):
             await self._close(CloseCode.ORIGIN, "origin not allowed")
+            metrics.ws_closed(self.close_code)
             return
         self.services.peers.add(self)
         CONNECTION.set(next_connection_id())  # this task's log lines name the connection
@@ -190,9 +195,11 @@ class Connection:
             self._send_pending()  # hello
             while self.session.reading and not self.closed:
                 text = await self._receive_text()
-                if text is not None:
-                    await self._handle(text)
+                received = time.perf_counter()
+                kind = await self._handle(text) if text is not None else None
                 self._send_pending()
+                if kind == "act":  # end to end: from the frame read to its answer written
+                    metrics.ACTION_SECONDS.observe(time.perf_counter() - received)
                 if len(self._outbox) > BACKPRESSURE_FRAMES:  # stop reading until the peer reads
                     await self.flush()
                 if (until := self.session.paused_until_ms) is not None:  # over budget: stop reading
@@ -200,11 +207,13 @@ class Connection:
             if self.session.close_code is not None:
                 await self.flush()
                 await self._close(self.session.close_code, self.session.close_reason)
-        except WebSocketDisconnect:
-            pass
+        except WebSocketDisconnect as exc:
+            if self.close_code is None:
+                self.close_code = exc.code
         finally:
             self.closed = True
             metrics.CONNECTIONS.dec()
+            metrics.ws_closed(self.close_code)
             self.session.closed()
             self.services.peers.discard(self)
             self._release_slots()
@@ -248,12 +257,16 @@ class Connection:
             return "\x00binary"  # binary frames are refused as bad JSON
         return str(text)
 
-    async def _handle(self, text: str) -> None:
+    async def _handle(self, text: str) -> str | None:
+        """Run what the frame asks; returns the request's type (None: no request was run)."""
         request = self.session.receive(text)
         if isinstance(request, Authenticate):
             await self._authenticate(request)
-        elif isinstance(request, Call):
+            return "auth"
+        if isinstance(request, Call):
             await self._call(request)
+            return request.kind
+        return None
 
     async def _authenticate(self, request: Authenticate) -> None:
         if request.token is None:

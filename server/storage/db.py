@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import logging
 import os
 import sqlite3
 import threading
@@ -28,6 +29,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry, NullPool
 
+log = logging.getLogger(__name__)
 LOCK_WAIT_S = 4.0  # longest wait for a SQLite lock: then the write is refused as `unavailable`
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent.parent / "migrations"
 
@@ -36,8 +38,12 @@ def is_sqlite(url: str) -> bool:
     return make_url(url).get_backend_name() == "sqlite"
 
 
-def make_engine(url: str) -> AsyncEngine:
-    """An async engine; SQLite gets its data folder created and its pragmas set."""
+POOL_SIZE, MAX_OVERFLOW = 10, 10  # PostgreSQL connections kept, and opened past them at a peak
+
+
+def make_engine(url: str, pool_size: int = POOL_SIZE, max_overflow: int = MAX_OVERFLOW) -> AsyncEngine:
+    """An async engine; SQLite gets its data folder created and its pragmas set, PostgreSQL a pool
+    of ``pool_size`` connections and up to ``max_overflow`` more (``--db-pool-size``…)."""
     if is_sqlite(url):
         database = make_url(url).database
         if database and database != ":memory:":
@@ -45,7 +51,7 @@ def make_engine(url: str) -> AsyncEngine:
         engine = create_async_engine(url, connect_args={"timeout": LOCK_WAIT_S})
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine
-    return create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=True)
+    return create_async_engine(url, pool_size=pool_size, max_overflow=max_overflow, pool_pre_ping=True)
 
 
 SQLITE_PRAGMAS = (
@@ -81,8 +87,8 @@ class Database:
         self.engine = engine
 
     @classmethod
-    def open(cls, url: str) -> Database:
-        return cls(make_engine(url))
+    def open(cls, url: str, pool_size: int = POOL_SIZE, max_overflow: int = MAX_OVERFLOW) -> Database:
+        return cls(make_engine(url, pool_size, max_overflow))
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[Tx]:
@@ -127,6 +133,35 @@ def migrate_sync(url: str) -> None:
 async def migrate(url: str) -> None:
     """Run migrations from async code, in a thread so Alembic can run its own loop."""
     await asyncio.to_thread(migrate_sync, url)
+
+
+async def schema_revision(url: str) -> str | None:
+    """The migration the database is at (``alembic_version``); None before the first one."""
+    engine = make_engine(url)  # SQLite: its folder made, as the migration will
+    try:
+        async with engine.connect() as conn:
+            return await conn.run_sync(_revision_of)
+    finally:
+        await engine.dispose()
+
+
+def _revision_of(conn: Any) -> str | None:
+    from alembic.runtime.migration import MigrationContext
+
+    heads = MigrationContext.configure(conn).get_current_heads()
+    return ",".join(heads) if heads else None
+
+
+async def migrate_logged(url: str) -> tuple[str | None, str | None]:
+    """:func:`migrate`, logging the revision before and after (Alembic's own lines are off)."""
+    before = await schema_revision(url)
+    await migrate(url)
+    after = await schema_revision(url)
+    if before != after:
+        log.info("database migrated from %s to %s", before or "an empty schema", after)
+    else:
+        log.info("database schema at %s: no migration to run", after)
+    return before, after
 
 
 def backup_sqlite(url: str, target: str) -> int:
