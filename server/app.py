@@ -75,7 +75,7 @@ from server.storage.db import Database, DatabaseLock, InstanceLock, is_sqlite, m
 from server.storage.writer import GroupWriter
 
 if TYPE_CHECKING:  # imported where several instances are composed: one alone never loads Redis
-    from server.core.redis_cluster import RedisCluster
+    from server.cluster.node import RedisCluster
 
 log = logging.getLogger(__name__)
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -129,7 +129,7 @@ def build_services(settings: Settings, clock: Clock) -> Services:
 
 def build_cluster_services(settings: Settings, clock: Clock) -> tuple[Services, RedisCluster]:
     """One of several instances: games taken through fencing tokens, fan-out and leader through Redis."""
-    from server.core.redis_cluster import RedisCluster
+    from server.cluster.node import RedisCluster
     from server.storage.leases import FencedWriter
 
     if is_sqlite(settings.database_url):
@@ -137,7 +137,7 @@ def build_cluster_services(settings: Settings, clock: Clock) -> tuple[Services, 
     db = Database.open(settings.database_url, settings.db_pool_size, settings.db_max_overflow)
     writer = FencedWriter(db.engine, linger_s=settings.commit_interval_ms / 1000)
     cluster = RedisCluster(settings.redis_url, settings.redis_prefix, db)
-    games = GameService(db, writer, cluster.hub, clock, leases=cluster.leases)
+    games = GameService(db, writer, cluster.hub, clock, leases=cluster.leases, elsewhere=cluster.hub)
     cluster.on_moved = games.moved
     cluster.on_interest = games.followed_elsewhere
     services = Services(
@@ -163,7 +163,7 @@ def build_cluster_services(settings: Settings, clock: Clock) -> tuple[Services, 
 
 def shared_failures(cluster: RedisCluster, clock: Clock) -> FailureCounts:
     """Failed logins counted in Redis, so every instance slows a username or address alike."""
-    from server.core.redis_backoff import RedisCounts
+    from server.cluster.backoff import RedisCounts
 
     return RedisCounts(cluster.redis, cluster.prefix, clock)
 
@@ -254,7 +254,7 @@ def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -
     cluster: RedisCluster | None = None
     drain = Drain()  # started by the command's SIGTERM (server/cli.py): /ready says draining
     if settings.redis_url:
-        from server.core.redis_health import RedisFleetDatabase
+        from server.cluster.health import RedisFleetDatabase
 
         services, cluster = build_cluster_services(settings, clock)
         fleet = RedisFleetDatabase(cluster.redis, cluster.prefix, cluster.name)

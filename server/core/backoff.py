@@ -5,7 +5,7 @@ nothing, then the ``n``-th more waits ``base_s * 2**(n-1)`` seconds (at most
 ``cap_s``) after the last failure before the next try, and a key quiet for
 ``forget_s`` is forgotten. :class:`Backoff` keeps the counts in this process's
 memory, on the injected clock: the embedded default. With several instances
-:mod:`server.core.redis_backoff` keeps them in Redis by the same rule, so the
+:mod:`server.cluster.backoff` keeps them in Redis by the same rule, so the
 whole fleet slows a key alike.
 
 A feature sees either through :class:`Failures`, made by the

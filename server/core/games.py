@@ -15,7 +15,7 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from engine import Action, ActionFormatError, Game, GameCode, IllegalAction
 from engine.game import Outcome
@@ -24,7 +24,7 @@ from engine.vocabulary import DECLARED_RESULTS, FINAL_RESULTS, Result, Status
 from server import metrics
 from server.clock import Clock, wall_clock_ms
 from server.core import topics
-from server.core.cluster import Leases
+from server.core.cluster import ALONE, Elsewhere, Leases
 from server.core.hub import Encoded, Hub, Subscriber, encode
 from server.errors import ProtocolError
 from server.rules.days import day_end_ms
@@ -34,6 +34,8 @@ from server.storage.faults import StorageInDoubt, StorageUnavailable
 from server.storage.leases import StorageFenced
 from server.storage.writer import Write
 from wire import ErrorCode
+
+T = TypeVar("T")
 
 MAX_GAP_MS = 2**32 - 1  # a think-time gap is kept in 32 bits (49 days)
 TAKE_ATTEMPTS = 6  # an action whose game another instance took meanwhile is retried this often
@@ -269,9 +271,11 @@ class GameService:
         clock: Clock = wall_clock_ms,
         cache_size: int = 20_000,
         leases: Leases | None = None,
+        elsewhere: Elsewhere = ALONE,
     ) -> None:
         self.db = db
         self.leases = leases
+        self.elsewhere = elsewhere  # what the other instances hear of the games held here
         self.writer = writer
         self.hub = hub
         self.clock = clock
@@ -373,7 +377,7 @@ class GameService:
             live.fence = token
         return live
 
-    async def owned(self, game_id: str) -> LiveGame:
+    async def take_here(self, game_id: str) -> LiveGame:
         """The game held by this instance (taken first with several instances), or ``not_found``."""
         if self.leases is None:
             return await self.require(game_id)
@@ -426,19 +430,19 @@ class GameService:
     def _remember(self, live: LiveGame) -> None:
         self._cache[live.id] = live
         self._cache.move_to_end(live.id)
-        self.hub.hold(topics.game(live.id))  # its pushes start here (with leases: it was taken first)
+        self.elsewhere.hold(topics.game(live.id))  # its pushes start here (with leases: it was taken first)
         if len(self._cache) <= self.cache_size:
             return
         for game_id, candidate in list(self._cache.items())[: len(self._cache) - self.cache_size]:
             if not candidate.lock.locked() and candidate is not live:
                 candidate.evicted = True
                 del self._cache[game_id]
-                self.hub.release(topics.game(game_id))
+                self.elsewhere.release(topics.game(game_id))
 
     async def locked(self, game_id: str) -> LiveGame:
         """The game with its lock acquired (caller releases): retries if it was evicted."""
         while True:
-            live = await (self.require(game_id) if self.leases is None else self.owned(game_id))
+            live = await (self.require(game_id) if self.leases is None else self.take_here(game_id))
             await live.lock.acquire()
             if not live.evicted:
                 return live
@@ -464,29 +468,28 @@ class GameService:
             action = Action.from_json(raw)
         except ActionFormatError as exc:
             raise ProtocolError(ErrorCode.BAD_MESSAGE, str(exc), field="action") from None
+        return await self._until_held(lambda: self._act_once(game_id, player_id, seq, action, origin, brief))
+
+    async def _until_held(self, once: Callable[[], Awaitable[T]]) -> T:
+        """Run ``once`` again while another instance takes the game from under it (several
+        instances only): the game is taken back and read again, so a repeated action is answered
+        as a ``duplicate`` or ``stale``. Each retry waits a random pause first, so two instances
+        taking turns settle instead of fencing each other."""
+        for attempt in range(TAKE_ATTEMPTS):
+            if attempt:
+                await asyncio.sleep(random.uniform(0, TAKE_BACKOFF_S * 2 ** (attempt - 1)))
+            with contextlib.suppress(Moved):
+                return await once()
+        raise ProtocolError(ErrorCode.UNAVAILABLE, "the game is busy on another instance; try again")
+
+    async def _act_once(
+        self, game_id: str, player_id: str, seq: int, action: Action, origin: Subscriber | None, brief: bool
+    ) -> dict[str, Any]:
         live = await self.locked(game_id)
         try:
             return await self._act_locked(live, player_id, seq, action, origin, brief)
-        except Moved:
-            pass  # another instance took the game meanwhile (several instances only)
         finally:
             live.lock.release()
-        return await self._act_again(game_id, player_id, seq, action, origin, brief)
-
-    async def _act_again(
-        self, game_id: str, player_id: str, seq: int, action: Action, origin: Subscriber | None, brief: bool
-    ) -> dict[str, Any]:
-        """Take the game back and read it again: the action may be a ``duplicate`` or ``stale`` now."""
-        for attempt in range(TAKE_ATTEMPTS - 1):
-            await asyncio.sleep(random.uniform(0, TAKE_BACKOFF_S * 2**attempt))  # two instances taking
-            live = await self.locked(game_id)  # turns at once settle instead of fencing each other
-            try:
-                return await self._act_locked(live, player_id, seq, action, origin, brief)
-            except Moved:
-                continue
-            finally:
-                live.lock.release()
-        raise ProtocolError(ErrorCode.UNAVAILABLE, "the game is busy on another instance; try again")
 
     async def _act_locked(
         self, live: LiveGame, player_id: str, seq: int, action: Action, origin: Subscriber | None, brief: bool
@@ -563,7 +566,7 @@ class GameService:
         live.evicted = True
         if self._cache.get(live.id) is live:
             del self._cache[live.id]
-            self.hub.release(topics.game(live.id))
+            self.elsewhere.release(topics.game(live.id))
 
     def _finish_extras(self, live: LiveGame) -> list[Any]:
         return [lambda conn, hook=hook: hook(live, conn) for hook in self.finish_hooks]
@@ -575,10 +578,7 @@ class GameService:
 
         Subscribers other than ``origin`` (the resigning connection) get a ``finished`` push.
         """
-        for _ in range(TAKE_ATTEMPTS):
-            with contextlib.suppress(Moved):  # another instance took it meanwhile: take it back
-                return await self._end_once(game_id, player_id, result, origin)
-        raise ProtocolError(ErrorCode.UNAVAILABLE, "the game is busy on another instance; try again")
+        return await self._until_held(lambda: self._end_once(game_id, player_id, result, origin))
 
     async def _end_once(
         self, game_id: str, player_id: str | None, result: Result, origin: Subscriber | None
@@ -668,11 +668,11 @@ class GameService:
         if live is None or live.evicted:
             return
         if live.finished:
-            self.hub.resend(topic, finished_message(live))
+            self.elsewhere.resend(topic, finished_message(live))
             self.hub.close(topic)
         elif live.last_action is not None and live.last_outcome is not None:
             last = update_message(live, live.game.seq - 1, live.last_action, live.last_outcome)
-            self.hub.resend(topic, last)
+            self.elsewhere.resend(topic, last)
 
     def _notify(self, live: LiveGame) -> None:
         for listener in self.listeners:

@@ -104,17 +104,6 @@ class Hub:
         for subscriber in self.subscribers(source):
             subscriber.follow_own(target)
 
-    def hold(self, topic: str) -> None:
-        """From now on only this instance publishes on the topic (it holds the topic's game); one
-        process is the only publisher of every topic anyway."""
-
-    def release(self, topic: str) -> None:
-        """This instance no longer holds the topic's game (it moved, or it left memory)."""
-
-    def resend(self, topic: str, message: dict[str, Any]) -> None:
-        """Send a message again to the other instances' subscribers only (what a newly subscribed
-        instance may have missed); one process has no others, and its subscribers have it."""
-
     def publish(self, topic: str, message: dict[str, Any], skip: Subscriber | None = None) -> int:
         """Send to every subscriber of a topic except ``skip``; returns how many got it."""
         if not self.has_subscribers(topic, besides=skip):

@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from engine import Action, Game
-from server.core.redis_cluster import CLOSE, FRAME, INTEREST, SEP
+from server.cluster.control import SEP, Control
 from tests.cluster.fleet import Fleet, private_redis, subscribed, subscriptions
 from tests.support import Client, ahttp, new_player
 
@@ -136,7 +136,9 @@ async def test_a_game_that_ended_is_announced_again_to_an_instance_that_follows_
     topic = f"game:{game['id']}"
     try:
         await listener.subscribe(f"{fleet.prefix}:t:{topic}")
-        await redis.publish(f"{fleet.prefix}:ctl", f"tester{SEP}{INTEREST}{SEP}{topic}")  # as an instance
+        await redis.publish(
+            f"{fleet.prefix}:ctl", f"tester{SEP}{Control.INTEREST}{SEP}{topic}"
+        )  # as an instance
         kinds: list[tuple[str, str]] = []
         async with asyncio.timeout(5):
             while len(kinds) < 2:
@@ -144,9 +146,9 @@ async def test_a_game_that_ended_is_announced_again_to_an_instance_that_follows_
                 if message is not None:
                     _sender, kind, body = message["data"].decode().split(SEP, 2)
                     kinds.append((kind, body))
-        assert kinds[0][0] == FRAME and json.loads(kinds[0][1])["type"] == "finished"
+        assert kinds[0][0] == Control.FRAME and json.loads(kinds[0][1])["type"] == "finished"
         assert json.loads(kinds[0][1])["game"]["result"] == "resigned"
-        assert kinds[1][0] == CLOSE
+        assert kinds[1][0] == Control.CLOSE
     finally:
         await listener.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it unannotated
         await redis.aclose()

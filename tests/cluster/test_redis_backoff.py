@@ -1,4 +1,4 @@
-"""Failed logins counted in Redis (server.core.redis_backoff) against a real Redis, on an
+"""Failed logins counted in Redis (server.cluster.backoff) against a real Redis, on an
 injected clock: the same rule as one instance's counts, shared by every instance of a prefix,
 added atomically, stored under hashed names, and falling back to this instance's counts
 while Redis does not answer."""
@@ -14,9 +14,9 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
-from server.core import redis_backoff
+from server.cluster import backoff as redis_backoff
+from server.cluster.backoff import RedisCounts
 from server.core.backoff import BackoffRule, Failures, in_memory
-from server.core.redis_backoff import RedisCounts
 from tests.cluster.fleet import private_redis
 from tests.support import ManualClock, free_port
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import hiredis
 import pytest
 
-from server.core.redis_link import Endpoint, LinkError, RedisLink, Reply, open_link
+from server.cluster.link import Endpoint, LinkError, RedisLink, Reply, open_link
 from tests.cluster.fleet import private_redis
 
 DEADLINE_S = 5.0

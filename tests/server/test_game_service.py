@@ -111,7 +111,8 @@ def label(write: Write) -> str:
 
 
 class RecordingHub(Hub):
-    """The real in-memory hub, remembering what the service told it about holding and resending."""
+    """The real in-memory hub, and the other instances' side (``Elsewhere``): remembering what the
+    service told them about holding and resending."""
 
     def __init__(self, journal: list[str]) -> None:
         super().__init__()
@@ -193,7 +194,9 @@ class Rig:
 def make_rig(cache_size: int = 100, leases: FixedLeases | None = None) -> Rig:
     journal: list[str] = []
     writer, hub, clock = FakeWriter(journal), RecordingHub(journal), ManualClock(START_MS)
-    service = GameService(NoDatabase(), writer, hub, clock, cache_size=cache_size, leases=leases)
+    service = GameService(
+        NoDatabase(), writer, hub, clock, cache_size=cache_size, leases=leases, elsewhere=hub
+    )
     rig = Rig(service, writer, hub, clock, journal, [], [])
 
     async def on_finish(live: LiveGame, conn: Tx) -> None:

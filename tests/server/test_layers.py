@@ -20,7 +20,7 @@ SERVER = ROOT / "server"
 WIRE = ROOT / "wire"
 
 # Lower numbers lie lower; a module may import only from its own rank or below.
-GROUND, MODELS, STORAGE, SOLVER, CORE, SERVICES, EDGE, COMPOSITION = range(1, 9)
+GROUND, MODELS, STORAGE, SOLVER, CORE, CLUSTER, SERVICES, EDGE, COMPOSITION = range(1, 10)
 EDGE_FEATURES = {"play", "players"}  # features that are adapters only
 BELOW_SERVER = 0  # wire/: the protocol's vocabulary, shared with the clients; it imports no server module
 
@@ -46,6 +46,8 @@ def rank(module: str) -> int:
         return EDGE
     if top == "core":
         return CORE
+    if top == "cluster":
+        return CLUSTER  # several instances through Redis: core's ports, composed by the app only
     if top == "storage":
         return STORAGE
     if top == "solver":
@@ -189,6 +191,37 @@ def test_the_client_never_imports_the_server() -> None:
     assert any(top == "wire" for _, top in top_level_imports("client")), "the client should use wire"
 
 
+def imported_roots(node: ast.AST) -> set[str]:
+    """The top-level packages an import statement names (none for any other node)."""
+    if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        return {node.module.split(".")[0]}
+    if isinstance(node, ast.Import):
+        return {alias.name.split(".")[0] for alias in node.names}
+    return set()
+
+
+def test_only_the_composition_imports_the_cluster_layer() -> None:
+    """Features, edge and core know the ports (server.core.cluster), never their Redis side."""
+    found = [
+        f"{module} -> {target}"
+        for module, targets in graph().items()
+        for target in targets
+        if target.startswith("server.cluster") and rank(module) not in (CLUSTER, COMPOSITION)
+    ]
+    assert not found, found
+    redis = [
+        str(path.relative_to(ROOT))
+        for path in (SERVER / "core").rglob("*.py")
+        for node in ast.walk(sources.tree(path))
+        if (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("redis", "hiredis"))
+        or (
+            isinstance(node, ast.Import)
+            and any(a.name.split(".")[0] in ("redis", "hiredis") for a in node.names)
+        )
+    ]
+    assert not redis, f"core imports Redis: {redis}"
+
+
 def test_no_feature_or_core_module_reads_the_redis_settings() -> None:
     """Whether several instances run is the composition's to decide: it hands features what
     follows from it (a flag, a port), so no feature or core module asks for Redis itself."""
@@ -196,7 +229,6 @@ def test_no_feature_or_core_module_reads_the_redis_settings() -> None:
         str(path.relative_to(ROOT))
         for folder in ("features", "core")
         for path in (SERVER / folder).rglob("*.py")
-        if not path.name.startswith("redis_")
         for node in ast.walk(sources.tree(path))
         if isinstance(node, ast.Attribute) and node.attr in ("redis_url", "redis_prefix")
     ]

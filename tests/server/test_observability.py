@@ -23,9 +23,10 @@ from server import metrics
 from server.app import build_services
 from server.cli import READY_LINE, build_parser, settings_from_args
 from server.clock import wall_clock_ms
+from server.cluster import link as redis_link
+from server.cluster import node as redis_cluster
+from server.cluster.node import RedisCluster
 from server.config import Settings
-from server.core import redis_cluster, redis_link
-from server.core.redis_cluster import RedisCluster
 from server.edge.request_id import request_id
 from server.logs import QuietHealthChecks
 from server.metrics import BUILD, source_revision
@@ -306,7 +307,7 @@ async def test_an_unreachable_redis_is_logged_once_and_its_return_once(
     monkeypatch.setattr(redis_cluster, "RETRY_S", 0.01)
     db = Database.open(f"sqlite+aiosqlite:///{tmp_path / 'r.db'}")
     cluster = RedisCluster("redis://127.0.0.1:6379/0", f"obs{secrets.token_hex(3)}", db)
-    caplog.set_level(logging.WARNING, logger="server.core.redis_cluster")
+    caplog.set_level(logging.WARNING, logger="server.cluster.node")
     listening = asyncio.get_running_loop().create_task(cluster._listen())
     try:
         deadline = time.monotonic() + 10

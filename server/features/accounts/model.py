@@ -12,7 +12,7 @@ failed logins are slowed down.
 - **Failed logins** count per username (whether or not it exists, so the answer never
   tells) and per client address: past a few free failures each further one must wait
   twice as long as the one before, up to a cap. The rule and its counts are in
-  :mod:`server.core.backoff` (one instance) and :mod:`server.core.redis_backoff` (a
+  :mod:`server.core.backoff` (one instance) and :mod:`server.cluster.backoff` (a
   fleet); :func:`slowed` is the answer to a login that must wait.
 """
 

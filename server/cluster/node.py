@@ -1,35 +1,7 @@
-"""Several instances on one PostgreSQL database, coordinated through Redis.
+"""One instance's link to the others through Redis: pub/sub, the control channel, leadership.
 
-Redis holds nothing durable; it carries four things between instances:
-
-- **Pushes.** Each hub topic is a Redis channel (``<prefix>:t:<topic>``). An
-  instance subscribes to a topic's channel while it has a local subscriber of
-  it (but not to those of the games it holds, whose pushes all start here),
-  and once Redis confirms the subscription announces that on
-  ``<prefix>:ctl``; a game's owner answers by sending the game's last update
-  (or its end) again, which the newcomer may have missed while it
-  subscribed. A publish is serialized once, queued to the instance's own
-  subscribers and written to Redis at once (:mod:`server.core.redis_link`:
-  one connection publishes, one is subscribed). A topic whose last publish
-  reached no other instance is not sent again until an instance announces
-  interest in it, so an unwatched game costs no Redis traffic.
-- **Moves of games.** Taking a game (:mod:`server.storage.leases`) is announced
-  on the control channel, so its previous owner drops its copy at once; the
-  fencing token in PostgreSQL, not this message, is what keeps that owner
-  from ever committing for the game again.
-- **The leader** of once-per-cluster jobs: ``<prefix>:leader`` set with NX and
-  a time to live, renewed by its holder while it runs.
-- **Ended sessions.** Logging out (or revoking, or a new password) is
-  announced on the control channel with the ended tokens' hashes, and every
-  instance closes its own sockets on them.
-
-Failed logins are counted in Redis too, by :mod:`server.core.redis_backoff`.
-
-When a link breaks (Redis restarted or unreachable, or silent past a ping),
-the instance keeps serving (commits need only PostgreSQL), drops what it
-would publish meanwhile, reconnects every ``RETRY_S``, subscribes again, and
-then says goodbye to its clients: they may have missed pushes, and
-reconnecting makes them read every state again.
+See :mod:`server.cluster` for what Redis carries between instances and what happens when a
+link breaks.
 """
 
 from __future__ import annotations
@@ -52,155 +24,22 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
 from server import metrics
-from server.core.hub import Hub, Subscriber, encode
-from server.core.redis_link import Endpoint, LinkError, RedisLink, Reply, open_link
-from server.storage import leases
+from server.cluster.control import SEP, Control
+from server.cluster.hub import ClusterHub
+from server.cluster.leader import LEADER_RENEW_S, LEADER_TTL_MS, RENEW, RedisLeader
+from server.cluster.leases import RedisLeases
+from server.cluster.link import Endpoint, LinkError, RedisLink, Reply, open_link
 from server.storage.db import Database
-from server.storage.faults import Conflict
 
 log = logging.getLogger(__name__)
-SEP = "\x1f"  # between the sender, the kind and the body of a message (never in ids or topics)
 RETRY_S = 0.5  # between attempts to reach Redis again
 PING_S = 2.0  # a subscription this quiet is pinged, so a dead link is found within seconds
-LEADER_TTL_MS = 5_000
-LEADER_RENEW_S = 1.0
 QUIET_LIMIT = 100_000  # topics remembered as unwatched elsewhere (forgotten all at once past it)
-
-FRAME, CLOSE, FORWARD, INTEREST, MOVED = "m", "c", "f", "i", "g"
-ENDED = "e"  # on the control channel: sessions ended; the body is their token hashes, comma-separated
-
-RENEW = """
-if redis.call('get', KEYS[1]) == ARGV[1] then
-  return redis.call('pexpire', KEYS[1], ARGV[2])
-end
-return 0
-"""
 
 
 def instance_name() -> str:
     """A name for this process that no other instance shares (host, pid, a random tail)."""
     return f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
-
-
-class ClusterHub(Hub):
-    """The hub of an instance among several: local fan-out as ever, plus Redis pub/sub."""
-
-    def __init__(self, cluster: RedisCluster) -> None:
-        super().__init__()
-        self.cluster = cluster
-        self.quiet: set[str] = set()  # topics whose last publish reached no other instance
-        self.held: set[str] = set()  # topics of the games this instance holds: not subscribed to
-
-    def subscribe(self, topic: str, subscriber: Subscriber) -> None:
-        first = topic not in self._topics
-        super().subscribe(topic, subscriber)
-        if first:
-            self.cluster.want(topic)
-
-    def unsubscribe(self, topic: str, subscriber: Subscriber) -> None:
-        super().unsubscribe(topic, subscriber)
-        if topic not in self._topics:
-            self.cluster.drop(topic)
-
-    def local_topics(self) -> list[str]:
-        return list(self._topics)
-
-    def has_local(self, topic: str) -> bool:
-        return topic in self._topics
-
-    def remote(self, topic: str) -> bool:
-        """Whether another instance may have a subscriber of the topic."""
-        return topic not in self.quiet
-
-    def has_subscribers(self, topic: str, besides: Subscriber | None = None) -> bool:
-        return self.remote(topic) or super().has_subscribers(topic, besides)
-
-    def subscriber_count(self, topic: str) -> int:
-        return super().subscriber_count(topic) + (1 if self.remote(topic) else 0)
-
-    def publish(self, topic: str, message: dict[str, Any], skip: Subscriber | None = None) -> int:
-        local = super().has_subscribers(topic, besides=skip)
-        remote = self.remote(topic)
-        if not (local or remote):
-            return 0
-        frame = encode(message)  # once, for this instance's subscribers and every other instance
-        sent = self.deliver(topic, frame, skip) if local else 0
-        if remote:
-            self.cluster.send(topic, FRAME, frame)
-        return sent
-
-    def hold(self, topic: str) -> None:
-        """Every push of a game held here starts here: its local subscribers get it without
-        Redis, so the channel is not subscribed to (Redis would send each publish back)."""
-        self.held.add(topic)
-        self.cluster.drop(topic)
-
-    def release(self, topic: str) -> None:
-        """Another instance may publish on it now: subscribe again if anyone here follows it (the
-        interest announced then brings the last update, from the game's new holder)."""
-        if topic in self.held:
-            self.held.discard(topic)
-            self.cluster.want(topic)
-
-    def resend(self, topic: str, message: dict[str, Any]) -> None:
-        self.cluster.send(topic, FRAME, encode(message))
-
-    def deliver(self, topic: str, frame: str, skip: Subscriber | None = None) -> int:
-        """Queue a frame to this instance's subscribers of a topic."""
-        sent = 0
-        for subscriber in list(self._topics.get(topic, ())):
-            if subscriber is not skip:
-                subscriber.push(frame)
-                sent += 1
-        metrics.PUSHES.inc(sent)
-        return sent
-
-    def close(self, topic: str) -> None:
-        self.close_here(topic)
-        self.quiet.discard(topic)
-        self.cluster.send(topic, CLOSE, "")
-
-    def close_here(self, topic: str) -> None:
-        had = topic in self._topics
-        super().close(topic)
-        if had:
-            self.cluster.drop(topic)
-
-    def forward(self, source: str, target: str) -> None:
-        super().forward(source, target)
-        self.cluster.send(source, FORWARD, target)
-
-    def forward_here(self, source: str, target: str) -> None:
-        super().forward(source, target)
-
-
-class RedisLeases:
-    """Games taken through their fencing token; each move announced to the other instances."""
-
-    def __init__(self, cluster: RedisCluster, db: Database) -> None:
-        self.cluster = cluster
-        self.db = db
-
-    async def take(self, game_id: str) -> int:
-        try:
-            token = await leases.take(self.db, game_id, self.cluster.name)
-        except Conflict:  # the game is not stored (yet): no lease to take
-            raise LookupError(game_id) from None
-        if token > 1:  # another instance may hold a copy: it drops it at once
-            metrics.LEASE_MOVES.inc()
-            self.cluster.send_control(MOVED, game_id)
-        return token
-
-
-class RedisLeader:
-    """Leadership through a Redis key with a time to live, renewed by its holder."""
-
-    def __init__(self) -> None:
-        self.until = 0.0  # monotonic time the current term is safe until
-
-    @property
-    def leading(self) -> bool:
-        return time.monotonic() < self.until
 
 
 class RedisCluster:
@@ -237,7 +76,7 @@ class RedisCluster:
 
     # -- what the hub and the leases call --------------------------------------------
 
-    def send(self, topic: str, kind: str, body: str) -> None:
+    def send(self, topic: str, kind: Control, body: str) -> None:
         """Publish a message on a topic's channel now (dropped while Redis is away)."""
         link = self._pub
         if link is None or link.backed_up:
@@ -248,12 +87,12 @@ class RedisCluster:
         self._sent.append((topic, kind, self._counted(topic) if topic else None, self._interest_seen))
         metrics.REDIS_PUBLISHED.inc()
 
-    def send_control(self, kind: str, body: str) -> None:
+    def send_control(self, kind: Control, body: str) -> None:
         self.send("", kind, body)
 
     def sessions_ended(self, token_hashes: set[str]) -> None:
         """Tell the other instances these sessions ended: each closes its own sockets on them."""
-        self.send_control(ENDED, ",".join(sorted(token_hashes)))
+        self.send_control(Control.ENDED, ",".join(sorted(token_hashes)))
 
     def want(self, topic: str) -> None:
         """A first local subscriber: subscribe to the topic's channel (again, after a drop)."""
@@ -372,28 +211,28 @@ class RedisCluster:
             self._confirmed.discard(topic)
             return
         self._confirmed.add(topic)
-        self.send_control(INTEREST, topic)  # only now does every publish reach this instance
+        self.send_control(Control.INTEREST, topic)  # only now does every publish reach this instance
 
     def _received(self, channel: str, data: str) -> None:
         """Another instance's message (this one's own were dropped unread: ``_on_subscription``)."""
         _sender, kind, body = data.split(SEP, 2)
         metrics.REDIS_RECEIVED.inc()
         if channel == self.control:
-            if kind == INTEREST:
+            if kind == Control.INTEREST:
                 self._interest_seen += 1
                 self.hub.quiet.discard(body)
                 self.on_interest(body)
-            elif kind == MOVED:
+            elif kind == Control.MOVED:
                 self.on_moved(body)
-            elif kind == ENDED:
+            elif kind == Control.ENDED:
                 self._end_sessions(set(body.split(",")))
             return
         topic = channel[len(self.prefix) + 3 :]
-        if kind == FRAME:
+        if kind == Control.FRAME:
             self.hub.deliver(topic, body)
-        elif kind == CLOSE:
+        elif kind == Control.CLOSE:
             self.hub.close_here(topic)
-        elif kind == FORWARD:
+        elif kind == Control.FORWARD:
             self.hub.forward_here(topic, body)
 
     def _end_sessions(self, token_hashes: set[str]) -> None:
@@ -410,7 +249,7 @@ class RedisCluster:
             log.warning("redis: a publish was refused (%s)", reply)
             metrics.REDIS_DROPPED.inc()
             return
-        if kind != FRAME or me is None or interest != self._interest_seen:
+        if kind != Control.FRAME or me is None or interest != self._interest_seen:
             return  # someone announced interest meanwhile: this count may be older than that
         if int(reply) - me <= 0:
             if len(self.hub.quiet) >= QUIET_LIMIT:
