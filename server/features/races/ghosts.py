@@ -148,7 +148,7 @@ class GhostRaces:
         """Race the replay of a finished game on a new game of the same deal."""
         player_id = caller.require_player()
         row, actions = await self.profiles.finished_game(fields["game_id"], player_id)
-        self.opened.require(player_id)
+        await self.opened.require(player_id)
         steps, total = await asyncio.to_thread(timeline, row.code, actions, row.result)
         async with self.services.db.read() as tx:
             owner = await queries.player_by_id(tx, row.player_id)
