@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from client import SolitaireClient
-from tests.cluster.fleet import Fleet, Instance, balancer
+from tests.cluster.fleet import Fleet, Instance, balancer, private_redis
 from tests.processes import started
 from tests.support import RECEIVED, free_port, http
 
@@ -111,3 +111,31 @@ async def test_a_watcher_resumes_on_another_instance_and_sees_the_next_moves(
                 assert b"caught up from #1 to #2" in said or b"#1 Player: draw" in said, said
                 assert watcher.poll() is None
                 assert player.connects == 2  # the player came back through the balancer as well
+
+
+async def test_a_watcher_comes_back_after_the_bye_of_a_redis_return(pg_url: str, tmp_path: Path) -> None:
+    """Redis restarts: every instance says ``bye`` to its clients once it is back (pushes may
+    have been missed); the watcher reconnects, catches up and sees the next moves."""
+    with private_redis() as redis:
+        fleet = Fleet(pg_url, redis.url)
+        try:
+            instance = fleet.start()
+            token = (await SolitaireClient.create_player(instance.url, "Player")).token
+            async with SolitaireClient(instance.url, token, trace=RECEIVED.append) as player:
+                game = await player.new_game(CODE)
+                env = {**os.environ, "SOLITAIRE_CONFIG": str(tmp_path / "config.json"), "NO_COLOR": "1"}
+                out = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT}
+                with started(watch_argv(instance.url, game.id), cwd=ROOT, env=env, **out) as watcher:
+                    lines = Lines(watcher)
+                    await lines.wait_for(b"watching ", 30)
+                    await game.draw()
+                    await lines.wait_for(b"#0 Player: draw", 10)
+                    redis.stop()
+                    await asyncio.sleep(1)
+                    redis.start()
+                    await lines.wait_for(b"reconnected", 30)  # after the instance's bye
+                    await game.draw()  # the player's own client reconnects on its request
+                    await lines.wait_for(b"#1 Player: draw", 20)
+                    assert watcher.poll() is None
+        finally:
+            fleet.close()
