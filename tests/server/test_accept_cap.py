@@ -34,8 +34,9 @@ import pytest
 import websockets
 
 from server.cli import READY_LINE
+from server.config import Settings
 from tests.processes import read_line, started
-from tests.support import RECEIVED, free_port
+from tests.support import RECEIVED, free_port, running_server
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = 1024
@@ -178,3 +179,37 @@ async def test_one_address_holds_its_share_while_another_plays(server: str) -> N
     finally:
         for sock in sockets:
             sock.close()
+
+
+async def test_a_websocket_keeps_its_slot_until_it_closes(tmp_path: Path) -> None:
+    """The slot taken at accept passes to the WebSocket on upgrade and is freed when it closes."""
+    settings = Settings(
+        database_url=f"sqlite+aiosqlite:///{tmp_path / 'slots.db'}", secret="s", max_connections_per_address=3
+    )
+    with running_server(settings) as base:
+        port = int(base.rsplit(":", 1)[1])
+        source = "127.0.0.41"  # not a trusted proxy (only 127.0.0.1 and ::1 are, by default)
+
+        async def open_ws() -> Any:
+            return await websockets.connect(
+                f"ws://127.0.0.1:{port}/ws", local_addr=(source, 0), compression=None, open_timeout=10
+            )
+
+        held = [await open_ws() for _ in range(3)]
+        try:
+            with pytest.raises(websockets.InvalidStatus) as refused:
+                await open_ws()
+            assert refused.value.response.status_code == 503
+            await held.pop().close()
+            deadline = time.monotonic() + 10
+            while True:  # the slot comes back once the server has seen the close
+                try:
+                    held.append(await open_ws())
+                    break
+                except websockets.InvalidStatus:
+                    assert time.monotonic() < deadline, "the closed WebSocket's slot never came back"
+                    await asyncio.sleep(0.05)
+            assert await asyncio.to_thread(health_from, port, "127.0.0.42") == 200
+        finally:
+            for ws in held:
+                await ws.close()
