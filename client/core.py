@@ -7,6 +7,15 @@ that are safe to repeat wait while the client reconnects with backoff,
 authenticates again, re-opens every game it holds, and then resend the same
 message. An ``act`` keeps its seq, so the server either applies it (it never
 arrived) or answers it as a duplicate (it did): nothing is applied twice.
+
+A client does not wait for its next request to notice: when the socket
+closes (the server was killed, stopped with ``bye``, or Redis came back and
+every instance said ``bye``), a background task reconnects at once, with
+exponential backoff and jitter (:func:`backoff_delays`, on an injected random
+source and sleep), until it is connected again or closed. Re-opening a game
+is its catch-up: the reply carries the game's state at its latest seq, so a
+spectator's handle moves from the last seq it saw to the current one, and the
+pushes that follow are the game's next moves.
 """
 
 from __future__ import annotations
@@ -18,7 +27,7 @@ import json
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import websockets
@@ -51,6 +60,19 @@ RESENDABLE = frozenset(
     }
 )
 Listener = Callable[[dict[str, Any]], None]
+FIRST_DELAY_S = 0.1  # the first retry's delay, before jitter; it doubles after each failure
+MAX_DELAY_S = 5.0  # the longest delay between two attempts, before jitter
+
+
+def backoff_delays(
+    random_source: Callable[[], float] = random.random, first: float = FIRST_DELAY_S, cap: float = MAX_DELAY_S
+) -> Iterator[float]:
+    """Delays before each retry: doubling from ``first`` up to ``cap``, each scaled by a random
+    factor in [0.5, 1.5) so that clients dropped together do not all come back at once."""
+    delay = first
+    while True:
+        yield delay * (0.5 + random_source())
+        delay = min(delay * 2, cap)
 
 
 class _Dropped(Exception):
@@ -103,6 +125,8 @@ class SolitaireClient:
         trace: Listener | None = None,
         trace_sent: Listener | None = None,
         protocol: int = PROTOCOL_VERSION,
+        random_source: Callable[[], float] = random.random,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.http = HttpApi(server, token, timeout)
         self.server = self.http.base
@@ -129,6 +153,9 @@ class SolitaireClient:
         self._bucket = _Bucket(40, 50)
         self._readers: set[asyncio.Task[None]] = set()
         self._closed = False
+        self.random_source = random_source  # the backoff's jitter (injected by tests)
+        self.sleep = sleep  # the backoff's waits (injected by tests)
+        self._reviver: asyncio.Task[None] | None = None  # reconnecting after a drop
 
     # -- life cycle ------------------------------------------------------------------
 
@@ -146,6 +173,10 @@ class SolitaireClient:
 
     async def close(self) -> None:
         self._closed = True
+        if self._reviver is not None:
+            self._reviver.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._reviver
         ws, self._ws = self._ws, None
         if ws is not None:
             await ws.close()
@@ -350,12 +381,12 @@ class SolitaireClient:
                 return self._ws
             return await self._reconnect()
 
-    async def _reconnect(self) -> ClientConnection:
-        delay, problem = 0.1, "not tried"
+    async def _reconnect(self, delays: Iterator[float] | None = None) -> ClientConnection:
+        delays = delays or backoff_delays(self.random_source)
+        problem = "not tried"
         for attempt in range(self.retries + 1):
             if attempt:
-                await asyncio.sleep(delay * (0.5 + random.random()))
-                delay = min(delay * 2, 5.0)
+                await self.sleep(next(delays))
             try:
                 return await self._open()
             except AuthError:
@@ -365,6 +396,31 @@ class SolitaireClient:
             if self._closed or (self.connects and not self.reconnect):
                 break
         raise ConnectionLostError(f"cannot connect to {self.server}: {problem}")
+
+    def _revive_soon(self) -> None:
+        """Reconnect in the background after a drop, unless closed or already under way."""
+        if self._closed or not self.reconnect or not self.connects:
+            return
+        if self._reviver is None or self._reviver.done():
+            self._reviver = asyncio.get_running_loop().create_task(self._revive())
+
+    async def _revive(self) -> None:
+        """Connect again (and so resume every game and subscription) until connected or closed:
+        each round is :meth:`_reconnect`'s attempts, and the backoff goes on across rounds."""
+        delays = backoff_delays(self.random_source)
+        while not self._closed and not self.connected:
+            try:
+                async with self._connecting:
+                    if self.connected or self._closed:
+                        return
+                    await self._reconnect(delays)
+                return
+            except AuthError as exc:  # the token is no longer good: nothing to come back to
+                log.warning("not reconnecting: %s", exc)
+                return
+            except ConnectionLostError as exc:
+                log.info("still reconnecting: %s", exc)
+                await self.sleep(next(delays))
 
     async def _open(self) -> ClientConnection:
         try:
@@ -479,11 +535,14 @@ class SolitaireClient:
         except ConnectionClosed:
             pass
         finally:
-            if self._ws is ws:
+            dropped = self._ws is ws
+            if dropped:
                 self._ws = None
             for owner, future in list(self._pending.values()):
                 if owner is ws and not future.done():
                     future.set_exception(_Dropped())
+            if dropped:
+                self._revive_soon()
 
     def _dispatch(self, ws: ClientConnection, message: dict[str, Any]) -> None:
         entry = self._pending.get(message.get("id"))

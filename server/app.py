@@ -36,7 +36,7 @@ from server.core.backoff import FailureCounts, in_memory
 from server.core.context import Handler, Handlers
 from server.core.games import GameService
 from server.core.hub import Hub
-from server.core.quotas import Quotas
+from server.core.quotas import Quotas, SharedQuotas
 from server.core.services import Services
 from server.edge import facts, ws
 from server.edge.disclosure import Withhold
@@ -147,7 +147,7 @@ def build_cluster_services(settings: Settings, clock: Clock) -> tuple[Services, 
         cluster.hub,
         games,
         clock,
-        Quotas(settings.limits, clock),
+        Quotas(settings.limits, clock, shared_quotas(cluster, clock)),
         leader=cluster.leader,
     )
 
@@ -159,6 +159,13 @@ def build_cluster_services(settings: Settings, clock: Clock) -> tuple[Services, 
     services.peers.elsewhere = cluster.sessions_ended  # the other instances close theirs too
     cluster.on_sessions_ended = services.peers.end_here
     return services, cluster
+
+
+def shared_quotas(cluster: RedisCluster, clock: Clock) -> SharedQuotas:
+    """The fleet's quotas in Redis: every instance takes from the same buckets and counts."""
+    from server.cluster.quotas import RedisQuotas
+
+    return RedisQuotas(cluster.redis, cluster.prefix, clock)
 
 
 def shared_failures(cluster: RedisCluster, clock: Clock) -> FailureCounts:
@@ -299,6 +306,7 @@ def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -
                 await metrics.stop()
             await features.stop()
             await shutdown_connections(services)
+            await services.quotas.close()
             if cluster is not None:
                 await cluster.stop()
             await services.writer.close()

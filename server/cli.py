@@ -35,6 +35,7 @@ from uvicorn.config import LOGGING_CONFIG
 from server.config import Limits, Settings
 from server.edge.health import Drain
 from server.edge.http_transport import (
+    address_cap,
     connection_cap,
     guarded_http,
     install_exhaustion_filter,
@@ -250,13 +251,15 @@ class GracefulServer(uvicorn.Server):
 def uvicorn_config(app: Any, settings: Settings, log_level: str = "info") -> uvicorn.Config:
     """The one uvicorn configuration, used by the command and by the tests' servers."""
     warnings.filterwarnings("ignore", message=".*`websockets` implementation is deprecated.*")
-    max_connections = connection_cap(settings.max_connections, open_files_limit())
+    files = open_files_limit()
+    max_connections = connection_cap(settings.max_connections, files)
+    per_address = address_cap(settings.max_connections_per_address, files)
     return uvicorn.Config(
         app,
         host=settings.host,
         port=settings.port,
         log_level=log_level,
-        http=guarded_http(settings.request_timeout_s, max_connections),
+        http=guarded_http(settings.request_timeout_s, max_connections, per_address),
         ws=uvicorn_ws(settings.ws_impl),
         ws_max_size=settings.limits.max_frame_bytes,
         ws_per_message_deflate=False,
@@ -305,7 +308,10 @@ async def serve(settings: Settings, log_level: str) -> None:
     config = uvicorn_config(app, settings, log_level)
     install_exhaustion_filter()  # after uvicorn has set up its loggers
     cap = connection_cap(settings.max_connections, files)
-    logging.getLogger(__name__).info("open files: at most %d; connections: at most %d", files, cap)
+    per_address = address_cap(settings.max_connections_per_address, files)
+    logging.getLogger(__name__).info(
+        "open files: at most %d; connections: at most %d, %d from one address", files, cap, per_address
+    )
     server = GracefulServer(config)
     server.starlette_app = app
     server.drain_s = settings.drain_s

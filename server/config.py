@@ -160,6 +160,9 @@ class Settings:
     request_timeout_s: float = 10.0
     # Open TCP connections, all kinds; capped at start below the open-files limit (edge/http_transport.py).
     max_connections: int = 20_000
+    # Open TCP connections from one client address, counted at accept; 0: a quarter of the
+    # open-files limit (edge/http_transport.py; a trusted proxy is counted by forwarded address).
+    max_connections_per_address: int = 0
     # On SIGTERM, how long /ready says "draining" before clients are told bye: the balancer must have
     # seen it by then, or reconnects land here again (two checks of deploy/haproxy.cfg's 1 s interval).
     drain_s: float = 2.0
@@ -209,6 +212,9 @@ class Settings:
             ws_impl=env.get("SOLITAIRE_WS_IMPL", base.ws_impl),
             request_timeout_s=float(env.get("SOLITAIRE_REQUEST_TIMEOUT_S", base.request_timeout_s)),
             max_connections=int(env.get("SOLITAIRE_MAX_CONNECTIONS", base.max_connections)),
+            max_connections_per_address=int(
+                env.get("SOLITAIRE_MAX_CONNECTIONS_PER_ADDRESS", base.max_connections_per_address)
+            ),
             drain_s=float(env.get("SOLITAIRE_DRAIN_S", base.drain_s)),
             redis_url=env.get("SOLITAIRE_REDIS_URL", base.redis_url).strip(),
             redis_prefix=env.get("SOLITAIRE_REDIS_PREFIX", base.redis_prefix).strip() or base.redis_prefix,

@@ -5,18 +5,50 @@ and the HTTP middleware ask here before doing (or storing) anything, so a
 refused request costs a dictionary look-up. Rates are token buckets; open
 connections are counted slots. A bucket that has refilled is the same as no
 bucket, so those are forgotten and memory follows the active keys only.
+
+With several instances the same quotas are the fleet's: a :class:`SharedQuotas`
+(``server/cluster/quotas.py``, composed by ``server/app.py``) counts the
+rates and the open connections of ``new_game``, races, players created and
+WebSockets in one place, one round trip per check. While it does not answer,
+each instance applies the same limits to what it sees itself (the counts here),
+so an outage loosens a quota by at most the number of instances, never locks
+anyone out. The HTTP request rate stays per instance: it is asked on every
+request, and a balancer limits requests per address better.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import math
+import secrets
 from collections.abc import Hashable
+from typing import Protocol
 
 from server.clock import Clock
 from server.config import Limits
 from server.errors import ProtocolError
 from wire import ErrorCode
+
+
+class SharedQuotas(Protocol):
+    """Quotas counted for a whole fleet. Every answer None: not reachable now (count locally)."""
+
+    async def take(self, name: str, key: str, per_s: float, burst: float) -> float | None:
+        """Take one from ``key``'s bucket ``name``: 0.0 if allowed, else seconds until it would be."""
+        ...
+
+    async def acquire(self, name: str, key: str, cap: int, holder: str) -> bool | None:
+        """Count ``holder`` as open under ``key`` unless ``cap`` are open already."""
+        ...
+
+    def release(self, name: str, key: str, holder: str) -> None:
+        """``holder`` is closed (done in the background: a closing connection does not wait)."""
+        ...
+
+    async def close(self) -> None:
+        """Stop keeping this instance's holders alive; they expire on their own."""
+        ...
 
 
 class TokenBucket:
@@ -56,9 +88,18 @@ class TokenBucket:
 class Rate:
     """One token bucket per key (a player, an address): ``per_s`` sustained, ``burst`` at once."""
 
-    def __init__(self, what: str, per_s: float, burst: float, clock: Clock) -> None:
+    def __init__(
+        self,
+        what: str,
+        per_s: float,
+        burst: float,
+        clock: Clock,
+        shared: SharedQuotas | None = None,
+        name: str = "",
+    ) -> None:
         self.what = what  # for the refusal: "too many {what}"
         self.per_s, self.burst, self.clock = per_s, burst, clock
+        self.shared, self.name = shared, name  # the fleet's bucket, when there is one
         self._buckets: dict[Hashable, TokenBucket] = {}
         self._sweep_at = clock()
 
@@ -75,9 +116,16 @@ class Rate:
             return 0.0
         return bucket.wait_ms(now) / 1000
 
-    def require(self, key: Hashable) -> None:
-        """Take one for ``key`` or refuse with ``rate_limited`` saying when to come back."""
-        wait_s = self.take(key)
+    async def require(self, key: str) -> None:
+        """Take one for ``key`` (from the fleet's bucket when there is one and it answers) or
+        refuse with ``rate_limited`` saying when to come back."""
+        if self.per_s <= 0:
+            return
+        wait_s = None
+        if self.shared is not None:
+            wait_s = await self.shared.take(self.name, key, self.per_s, self.burst)
+        if wait_s is None:
+            wait_s = self.take(key)
         if wait_s:
             raise rate_limited(f"too many {self.what}", wait_s)
 
@@ -93,21 +141,54 @@ class Rate:
             del self._buckets[key]
 
 
+_holders = itertools.count(1)
+INSTANCE = secrets.token_hex(6)  # names this process's holders in the fleet's counts
+
+
 class Slots:
-    """Things open at once per key (a player's connections), at most ``cap`` each; 0 is no cap."""
+    """Things open at once per key (a player's connections), at most ``cap`` each; 0 is no cap.
 
-    def __init__(self, cap: int) -> None:
+    With a :class:`SharedQuotas` the fleet's count decides; each slot taken there is
+    remembered (a holder name per slot) so that its release goes there too, and a slot
+    taken while the fleet's count did not answer is counted and released here.
+    """
+
+    def __init__(self, cap: int, shared: SharedQuotas | None = None, name: str = "") -> None:
         self.cap = cap
+        self.shared, self.name = shared, name
         self._open: dict[Hashable, int] = {}
+        self._holders: dict[str, list[str]] = {}  # key -> holders taken in the fleet's count
 
-    def acquire(self, key: Hashable) -> bool:
+    async def acquire(self, key: str) -> bool:
+        """Take a slot of ``key``: False when ``cap`` are open (in the fleet, when it answers)."""
+        if self.shared is not None and self.cap > 0:
+            holder = f"{INSTANCE}:{next(_holders)}"
+            granted = await self.shared.acquire(self.name, key, self.cap, holder)
+            if granted is not None:
+                if granted:
+                    self._holders.setdefault(key, []).append(holder)
+                return granted
+        return self.acquire_here(key)
+
+    def release(self, key: str) -> None:
+        holders = self._holders.get(key)
+        if holders and self.shared is not None:
+            holder = holders.pop()
+            if not holders:
+                del self._holders[key]
+            self.shared.release(self.name, key, holder)
+            return
+        self.release_here(key)
+
+    def acquire_here(self, key: Hashable) -> bool:
+        """This instance's own count (one instance, or the fleet's count away)."""
         held = self._open.get(key, 0)
         if self.cap > 0 and held >= self.cap:
             return False
         self._open[key] = held + 1
         return True
 
-    def release(self, key: Hashable) -> None:
+    def release_here(self, key: Hashable) -> None:
         held = self._open.get(key, 0) - 1
         if held > 0:
             self._open[key] = held
@@ -115,21 +196,29 @@ class Slots:
             self._open.pop(key, None)
 
     def held(self, key: Hashable) -> int:
-        return self._open.get(key, 0)
+        """Held here: counted by this instance, or taken in the fleet's count by it."""
+        return self._open.get(key, 0) + len(self._holders.get(str(key), ()))
 
 
 class Quotas:
     """The server's quotas, from its :class:`Limits`, on its clock: one set per app."""
 
-    def __init__(self, limits: Limits, clock: Clock) -> None:
+    def __init__(self, limits: Limits, clock: Clock, shared: SharedQuotas | None = None) -> None:
         self.limits = limits
+        self.shared = shared
         games, races, players = limits.games_per_minute, limits.races_per_minute, limits.players_per_hour
-        self.games = Rate("new games in a minute", games / 60, games, clock)
-        self.races = Rate("races opened in a minute", races / 60, races, clock)
-        self.players = Rate("players created from this address in an hour", players / 3600, players, clock)
+        self.games = Rate("new games in a minute", games / 60, games, clock, shared, "games")
+        self.races = Rate("races opened in a minute", races / 60, races, clock, shared, "races")
+        self.players = Rate(
+            "players created from this address in an hour", players / 3600, players, clock, shared, "players"
+        )
         self.http = Rate("requests from this address", limits.http_rate_per_s, limits.http_burst, clock)
-        self.player_connections = Slots(limits.connections_per_player)
-        self.address_connections = Slots(limits.connections_per_address)
+        self.player_connections = Slots(limits.connections_per_player, shared, "player")
+        self.address_connections = Slots(limits.connections_per_address, shared, "address")
+
+    async def close(self) -> None:
+        if self.shared is not None:
+            await self.shared.close()
 
 
 def rate_limited(what: str, wait_s: float) -> ProtocolError:

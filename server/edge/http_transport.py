@@ -14,6 +14,16 @@ and locked out new players and ``/health`` alike. So:
   connection is closed. A WebSocket is then the session's (its auth deadline);
 - at most ``max_connections`` TCP connections are open, all kinds together:
   one more is answered ``503`` and closed at once, before it is read;
+- at most ``per_address`` of them come from one client address (IPv6: one
+  /64), counted at accept from the peer's address, before any byte is parsed,
+  so one address cannot take every slot; one more is answered ``503`` the
+  same way. A WebSocket keeps its slot until it closes. A peer uvicorn trusts
+  for forwarded headers (``FORWARDED_ALLOW_IPS``) is a proxy carrying many
+  clients: it is not capped per address here, since its clients' addresses
+  are known only once their headers are parsed; from then on the per-address
+  quotas (``connections_per_address``, ``http_rate_per_s``) count the
+  forwarded address, and the proxy's own limits (``timeout http-request``,
+  ``maxconn``) bound what it holds open;
 - at start the soft limit on open files is raised to the hard limit, and the
   cap is kept :data:`FD_RESERVE` below it, so the database, the log and the
   files served still get descriptors when every connection slot is taken;
@@ -31,12 +41,20 @@ import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from uvicorn.middleware.proxy_headers import _TrustedHosts
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from server.core.quotas import address_key
+
 # uvicorn's httptools protocol is private API, like ws_transport's: what of it is used.
-UVICORN_PRIVATE_NAMES = ("uvicorn.protocols.http.httptools_impl.HttpToolsProtocol",)
+UVICORN_PRIVATE_NAMES = (
+    "uvicorn.protocols.http.httptools_impl.HttpToolsProtocol",
+    "uvicorn.middleware.proxy_headers._TrustedHosts",  # FORWARDED_ALLOW_IPS as uvicorn reads it
+)
 UVICORN_PROTOCOL_ATTRIBUTES = (  # of an HttpToolsProtocol instance
     "loop",
+    "config",
+    "client",
     "connections",
     "transport",
     "pipeline",
@@ -48,6 +66,7 @@ UVICORN_PROTOCOL_ATTRIBUTES = (  # of an HttpToolsProtocol instance
     "handle_websocket_upgrade",
 )
 
+ADDRESS_SHARE = 4  # by default one address may hold a quarter of the open-files limit
 FD_RESERVE = 128  # descriptors kept free of connections: database, log, static files, the loop's own
 LOG_EVERY_S = 60.0  # exhaustion is logged at most this often
 BUSY = (
@@ -78,29 +97,78 @@ class OncePer:
         return held
 
 
-class GuardedHttpProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol with a request deadline and a connection cap.
+class AddressSlots:
+    """Open connections per client address for one server, at most ``cap`` each (0: no cap)."""
 
-    Both are class attributes, set by :func:`guarded_http` for one server.
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.open: dict[str, int] = {}
+        self.refusals = OncePer(LOG_EVERY_S)
+
+    def acquire(self, key: str) -> bool:
+        held = self.open.get(key, 0)
+        if self.cap > 0 and held >= self.cap:
+            return False
+        self.open[key] = held + 1
+        return True
+
+    def release(self, key: str) -> None:
+        held = self.open.get(key, 0) - 1
+        if held > 0:
+            self.open[key] = held
+        else:
+            self.open.pop(key, None)
+
+
+class GuardedHttpProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with a request deadline, a connection cap and a cap per
+    client address.
+
+    All are class attributes, set by :func:`guarded_http` for one server.
     """
 
     request_timeout_s: ClassVar[float] = 10.0
     max_connections: ClassVar[int] = 20_000
     refusals: ClassVar[OncePer] = OncePer(LOG_EVERY_S)
+    addresses: ClassVar[AddressSlots] = AddressSlots(0)
+    proxies: ClassVar[list[_TrustedHosts]] = []  # FORWARDED_ALLOW_IPS, parsed on first use
 
     _request_timer: asyncio.TimerHandle | None = None
     _in_message = False
+    _address: str | None = None  # the key this connection holds a slot of, until it closes
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)  # type: ignore[arg-type]
         if len(self.connections) > self.max_connections:
             self._refuse()
             return
+        key = self._peer_key()
+        if key is not None:
+            if not self.addresses.acquire(key):
+                self._refuse_address(key)
+                return
+            self._address = key
         self._arm()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        self._release()
         super().connection_lost(exc)
+
+    def _peer_key(self) -> str | None:
+        """The address this connection counts under, None if not counted (no cap, a Unix
+        socket, a trusted proxy)."""
+        if self.addresses.cap <= 0 or not self.client:
+            return None
+        if not self.proxies:
+            self.proxies.append(_TrustedHosts(self.config.forwarded_allow_ips))
+        host = self.client[0]
+        return None if host in self.proxies[0] else address_key(host)
+
+    def _release(self) -> None:
+        if self._address is not None:
+            self.addresses.release(self._address)
+            self._address = None
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
@@ -116,6 +184,22 @@ class GuardedHttpProtocol(HttpToolsProtocol):
     def handle_websocket_upgrade(self) -> None:
         self._disarm()  # the request is complete; the WebSocket session has its own deadline
         super().handle_websocket_upgrade()
+        if self._address is not None:  # the slot is the WebSocket's now: freed when it closes
+            self._hand_slot_to(self.transport.get_protocol())
+
+    def _hand_slot_to(self, protocol: asyncio.BaseProtocol) -> None:
+        """Free this connection's address slot when ``protocol`` (any WebSocket implementation)
+        loses the connection: this protocol's own ``connection_lost`` is never called after an
+        upgrade."""
+        lost = protocol.connection_lost
+
+        def connection_lost(exc: Exception | None) -> None:
+            try:
+                lost(exc)
+            finally:
+                self._release()
+
+        setattr(protocol, "connection_lost", connection_lost)  # noqa: B010 (an instance's method)
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -136,6 +220,19 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         if not self.transport.is_closing():
             self.transport.close()
 
+    def _refuse_address(self, key: str) -> None:
+        self.transport.write(BUSY)
+        self.transport.close()
+        held = self.addresses.refusals.ready()
+        if held is not None:
+            log.warning(
+                "%s holds %d connections, the most one address may: refusing its new ones (%d more "
+                "refused since the last warning)",
+                key,
+                self.addresses.open.get(key, 0),
+                held,
+            )
+
     def _refuse(self) -> None:
         self.transport.write(BUSY)
         self.transport.close()
@@ -149,12 +246,17 @@ class GuardedHttpProtocol(HttpToolsProtocol):
             )
 
 
-def guarded_http(request_timeout_s: float, max_connections: int) -> type[GuardedHttpProtocol]:
-    """The protocol class for uvicorn's ``http`` option, with this server's two settings."""
+def guarded_http(
+    request_timeout_s: float, max_connections: int, per_address: int = 0
+) -> type[GuardedHttpProtocol]:
+    """The protocol class for uvicorn's ``http`` option, with this server's settings
+    (``per_address`` 0: no cap per address)."""
     attributes: dict[str, Any] = {
         "request_timeout_s": request_timeout_s,
         "max_connections": max_connections,
         "refusals": OncePer(LOG_EVERY_S),
+        "addresses": AddressSlots(per_address),
+        "proxies": [],
     }
     return type("GuardedHttpProtocol", (GuardedHttpProtocol,), attributes)
 
@@ -180,6 +282,13 @@ def raise_open_files_limit() -> int:
 def connection_cap(max_connections: int, files_limit: int) -> int:
     """``max_connections``, but never closer than :data:`FD_RESERVE` to the open-files limit."""
     return max(1, min(max_connections, files_limit - FD_RESERVE))
+
+
+def address_cap(setting: int, files_limit: int) -> int:
+    """Connections one address may hold: ``setting`` if positive, else a quarter
+    (:data:`ADDRESS_SHARE`) of the open-files limit; never more than the connection cap."""
+    cap = setting if setting > 0 else files_limit // ADDRESS_SHARE
+    return max(1, min(cap, connection_cap(cap, files_limit)))
 
 
 class ExhaustionFilter(logging.Filter):

@@ -191,7 +191,7 @@ class Connection:
         CONNECTION.set(next_connection_id())  # this task's log lines name the connection
         metrics.CONNECTIONS.inc()
         try:
-            self._take_address_slot()
+            await self._take_address_slot()
             self._send_pending()  # hello
             while self.session.reading and not self.closed:
                 text = await self._receive_text()
@@ -220,10 +220,10 @@ class Connection:
             for topic in self.session.topics:
                 self.unfollow(topic)
 
-    def _take_address_slot(self) -> None:
+    async def _take_address_slot(self) -> None:
         if self._address is None:  # an unknown address (a Unix socket) is not counted
             return
-        if self.quotas.address_connections.acquire(self._address):
+        if await self.quotas.address_connections.acquire(self._address):
             self._held_address = self._address
             return
         cap = self.quotas.limits.connections_per_address
@@ -285,7 +285,7 @@ class Connection:
             return
         if player is None:
             self.session.bad_token(request)
-        elif not self.quotas.player_connections.acquire(player.id):
+        elif not await self.quotas.player_connections.acquire(player.id):
             cap = self.quotas.limits.connections_per_player
             error = rate_limited(f"more than {cap} connections of this player", 1)
             self.session.refuse_connection(error, request.request_id)

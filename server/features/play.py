@@ -79,7 +79,7 @@ class Play:
                 ErrorCode.BAD_MESSAGE, "winnable goes with game and variant only", field="winnable"
             )
         code = None if "daily" in fields else code_from_fields(fields)
-        self.new_games.require(player_id)  # before anything is stored
+        await self.new_games.require(player_id)  # before anything is stored
         if winnable and code is not None:
             code = await proven_code(code, self.deals)
         if code is None:

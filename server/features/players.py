@@ -74,7 +74,7 @@ class Players:
         kind = PlayerKind.BOT if body.get("bot") else PlayerKind.HUMAN
         address = address_key(request.client.host if request.client else None)
         if address is not None:
-            self.services.quotas.players.require(address)  # players_per_hour, before storing
+            await self.services.quotas.players.require(address)  # players_per_hour, before storing
         try:
             player, token = await queries.create_player(self.services.db, name, self.services.clock(), kind)
         except queries.NameTaken:

@@ -95,3 +95,36 @@ def test_an_action_sent_while_offline_arrives_once(page: Page, context: BrowserC
     at(page, "stock").click()
     wait_seq(page, 2)
     expect(page.locator("#info-moves")).to_have_text("2")
+
+
+def test_a_spectator_catches_up_after_a_server_restart(
+    page: Page, context: BrowserContext, tmp_path: Path
+) -> None:
+    """A watching page reconnects by itself (backoff with jitter, js/net.js), follows the game
+    again (``open_game`` on "ready", js/session.js) and shows the moves made meanwhile and after."""
+    settings = sqlite_settings(tmp_path / "spectate.db")
+    port = free_port()
+    other = context.browser.new_context() if context.browser else None
+    assert other is not None
+    try:
+        spectator = other.new_page()
+        with running_server(settings, port=port) as base:
+            game_id = open_code(page, base, "HH1-N-AAAAAAM")
+            spectator.goto(f"{base}/#game={game_id}")
+            wait_attribute(spectator, "#board", "data-role", "spectator")
+            at(page, "stock").click()
+            wait_seq(page, 1)
+            wait_seq(spectator, 1)
+        expect(spectator.locator("#conn")).to_have_attribute("data-state", re.compile("reconnecting|offline"))
+        with running_server(settings, port=port):
+            wait_attribute(page, "#conn", "data-state", "online", timeout_ms=20_000)
+            at(page, "stock").click()  # perhaps before the spectator is back: it catches up on resuming
+            wait_seq(page, 2)
+            wait_attribute(spectator, "#conn", "data-state", "online", timeout_ms=20_000)
+            wait_seq(spectator, 2)
+            at(page, "stock").click()  # and the next move is pushed to it live
+            wait_seq(page, 3)
+            wait_seq(spectator, 3)
+            expect(spectator.locator("#info-moves")).to_have_text("3")
+    finally:
+        other.close()

@@ -19,19 +19,19 @@ def test_a_bucket_says_how_long_until_its_next_token() -> None:
     assert TokenBucket(rate=0, burst=1, now_ms=0).take(0)  # a rate of 0 is no limit
 
 
-def test_a_rate_counts_each_key_apart_and_refuses_with_when_to_come_back() -> None:
+async def test_a_rate_counts_each_key_apart_and_refuses_with_when_to_come_back() -> None:
     clock = ManualClock(0)
     games = Rate("new games in a minute", per_s=30 / 60, burst=30, clock=clock)
     for _ in range(30):
-        games.require("p_1")
+        await games.require("p_1")
     with pytest.raises(ProtocolError) as refused:
-        games.require("p_1")
+        await games.require("p_1")
     assert refused.value.code is ErrorCode.RATE_LIMITED
     assert refused.value.extra == {"retry_after_s": 2}  # one token every 2 s
     assert refused.value.message == "too many new games in a minute"
-    games.require("p_2")  # another player has a budget of their own
+    await games.require("p_2")  # another player has a budget of their own
     clock.advance(2000)
-    games.require("p_1")
+    await games.require("p_1")
 
 
 def test_refilled_buckets_are_forgotten() -> None:
@@ -45,15 +45,16 @@ def test_refilled_buckets_are_forgotten() -> None:
     assert len(rate) == 1
 
 
-def test_slots_cap_what_is_open_at_once() -> None:
+async def test_slots_cap_what_is_open_at_once() -> None:
     slots = Slots(cap=2)
-    assert slots.acquire("a") and slots.acquire("a") and not slots.acquire("a")
-    assert slots.acquire("b")
+    assert await slots.acquire("a") and await slots.acquire("a") and not await slots.acquire("a")
+    assert await slots.acquire("b")
     slots.release("a")
-    assert slots.held("a") == 1 and slots.acquire("a")
+    assert slots.held("a") == 1 and await slots.acquire("a")
     slots.release("b")
     assert slots.held("b") == 0
-    assert all(Slots(cap=0).acquire("a") for _ in range(100))  # 0 is no cap
+    unlimited = Slots(cap=0)
+    assert all([await unlimited.acquire("a") for _ in range(100)])  # 0 is no cap
 
 
 @pytest.mark.parametrize(
@@ -71,7 +72,7 @@ def test_addresses_count_ipv4_alone_and_ipv6_by_its_64(host: str | None, key: st
     assert address_key(host) == key
 
 
-def test_limits_come_from_the_environment_and_feed_the_quotas() -> None:
+async def test_limits_come_from_the_environment_and_feed_the_quotas() -> None:
     settings = Settings.from_env(
         {"SOLITAIRE_GAMES_PER_MINUTE": "2", "SOLITAIRE_HTTP_RATE_PER_S": "0.5", "SOLITAIRE_BURST": "7"}
     )
@@ -79,9 +80,9 @@ def test_limits_come_from_the_environment_and_feed_the_quotas() -> None:
     assert (limits.games_per_minute, limits.http_rate_per_s, limits.burst) == (2, 0.5, 7)
     assert limits.players_per_hour == Limits().players_per_hour
     quotas = Quotas(limits, ManualClock(0))
-    quotas.games.require("p")
-    quotas.games.require("p")
+    await quotas.games.require("p")
+    await quotas.games.require("p")
     with pytest.raises(ProtocolError):
-        quotas.games.require("p")
+        await quotas.games.require("p")
     assert {"games_per_minute", "connections_per_player"} <= set(limits.as_json())
     assert "players_per_hour" not in limits.as_json()  # HTTP limits are not the connection's

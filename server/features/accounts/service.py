@@ -50,7 +50,12 @@ class Accounts:
         self.by_account = failures("account", BackoffRule(ACCOUNT_FREE_FAILURES))
         self.by_address = failures("address", BackoffRule(ADDRESS_FREE_FAILURES))
         self.made = Rate(
-            "accounts made from this address in an hour", ACCOUNTS_PER_HOUR / 3600, ACCOUNTS_PER_HOUR, clock
+            "accounts made from this address in an hour",
+            ACCOUNTS_PER_HOUR / 3600,
+            ACCOUNTS_PER_HOUR,
+            clock,
+            services.quotas.shared,  # the fleet's count, with several instances
+            "accounts",
         )
 
     async def identify(self, token: str) -> Identity:
@@ -67,7 +72,7 @@ class Accounts:
         clean = clean_username(username)
         check_password(password, clean)
         if address is not None:
-            self.made.require(address)
+            await self.made.require(address)
         keys = username_keys(clean)
         digest = await asyncio.to_thread(hash_password, password)
         try:

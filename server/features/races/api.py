@@ -53,7 +53,7 @@ class RacesApi:
         player_id = caller.require_player()
         code = code_from_fields(fields)
         caller.check_follow()
-        self.opened.require(player_id)
+        await self.opened.require(player_id)
         race = await self.races.open(player_id, caller.player_name, code)
         follow(caller, race, True)
         return race_reply(race, caller, "owner")

@@ -155,7 +155,7 @@ class GhostRaces:
                 "a ghost race on a daily would show its code: race it once the day ends",
                 opens_at=opens_at(str(row.daily_day)),
             )
-        self.opened.require(player_id)
+        await self.opened.require(player_id)
         steps, total = await asyncio.to_thread(timeline, row.code, actions, row.result)
         async with self.services.db.read() as tx:
             owner = await queries.player_by_id(tx, row.player_id)
