@@ -49,11 +49,12 @@ SECRET_SETTINGS = ("DATABASE_URL", "REDIS_URL", "SECRET")  # each may come from 
 def secret_setting(env: dict[str, str], name: str) -> str | None:
     """``SOLITAIRE_<NAME>``, or the contents of the file ``SOLITAIRE_<NAME>_FILE`` names (its
     trailing newline stripped: a Docker or Kubernetes secret), so the value stays out of the
-    environment other processes can read; ValueError if both are set or the file cannot be read."""
+    environment other processes can read; ValueError if both are set (an empty one counts as
+    unset) or the file cannot be read."""
     direct, path = env.get(f"SOLITAIRE_{name}"), env.get(f"SOLITAIRE_{name}_FILE")
-    if path is None:
+    if not path:  # unset or empty: as if unset
         return direct
-    if direct is not None:
+    if direct:
         raise ValueError(f"SOLITAIRE_{name} and SOLITAIRE_{name}_FILE are both set: set one")
     try:
         return Path(path).read_text(encoding="utf-8").rstrip("\r\n")
