@@ -1,4 +1,9 @@
-"""Alembic environment: runs migrations over the async engine for SQLite and PostgreSQL."""
+"""Alembic environment: runs migrations over the async engine for SQLite and PostgreSQL.
+
+The database is ``-x url=…`` when given (``alembic -x url=postgresql+asyncpg://… upgrade
+head``), else the config's ``sqlalchemy.url``. A migration holds the database's migration
+lock (server/storage/migrate.py), so processes that start together migrate one at a time.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +13,17 @@ from alembic import context
 from sqlalchemy.engine import Connection
 
 from server.storage.db import make_engine
+from server.storage.migrate import lock_postgres, sqlite_migration_lock
 from server.storage.models import Base
 
 config = context.config
 target_metadata = Base.metadata
+
+
+def database_url() -> str:
+    """``-x url=…`` wins over ``sqlalchemy.url``: the command line names the database."""
+    given = context.get_x_argument(as_dictionary=True).get("url")
+    return given or config.get_main_option("sqlalchemy.url") or ""
 
 
 def _run(connection: Connection) -> None:
@@ -21,11 +33,12 @@ def _run(connection: Connection) -> None:
         render_as_batch=connection.dialect.name == "sqlite",
     )
     with context.begin_transaction():
+        lock_postgres(connection)  # before the version is read: a second process waits here
         context.run_migrations()
 
 
-async def _run_async() -> None:
-    engine = make_engine(config.get_main_option("sqlalchemy.url") or "")
+async def _run_async(url: str) -> None:
+    engine = make_engine(url)
     async with engine.connect() as connection:
         if connection.dialect.name == "sqlite":
             # SQLite's batch mode copies a table and drops the old one; with foreign keys
@@ -39,7 +52,7 @@ async def _run_async() -> None:
 
 
 def run_offline() -> None:
-    context.configure(url=config.get_main_option("sqlalchemy.url"), target_metadata=target_metadata)
+    context.configure(url=database_url(), target_metadata=target_metadata)
     with context.begin_transaction():
         context.run_migrations()
 
@@ -47,4 +60,6 @@ def run_offline() -> None:
 if context.is_offline_mode():
     run_offline()
 else:
-    asyncio.run(_run_async())
+    url = database_url()
+    with sqlite_migration_lock(url):  # SQLite: the file lock beside the database
+        asyncio.run(_run_async(url))

@@ -1,9 +1,15 @@
-"""``solitaire-server``: run the server (default), apply migrations, or act as an operator.
+"""``solitaire-server``: run the server (default), apply migrations, back up and restore, or act
+as an operator.
 
 ``solitaire-server admin …`` works on the database directly (the one
-``--database-url`` or ``SOLITAIRE_DATABASE_URL`` names): ``create-token``
-makes an operator token for the admin HTTP API, and the other commands do
-what that API does, each written to the audit log under ``--operator``.
+``--database-url`` or ``SOLITAIRE_DATABASE_URL`` names): ``create-token``,
+``tokens list`` and ``revoke-token`` manage operator tokens for the admin HTTP
+API, and the other commands do what that API does, each written to the audit
+log under ``--operator``.
+
+Only ``migrate`` (and ``serve``'s migrate on start) changes the schema; every
+other command refuses a database at another revision, in one line saying what
+to run. URLs are printed with their password as ``***``.
 
 Flags override ``SOLITAIRE_*`` environment variables. SIGTERM and Ctrl-C shut
 down gracefully: ``/ready`` says ``draining`` at once, and once the balancer has
@@ -21,7 +27,6 @@ import getpass
 import json
 import logging
 import socket
-import sqlite3
 import sys
 import warnings
 from collections.abc import Coroutine
@@ -32,7 +37,7 @@ from typing import Any
 import uvicorn
 from uvicorn.config import LOGGING_CONFIG
 
-from server.config import Limits, Settings
+from server.config import Limits, Settings, redact_url
 from server.edge.health import Drain
 from server.edge.http_transport import (
     address_cap,
@@ -46,7 +51,8 @@ from server.edge.security import WILDCARD_HOSTS
 from server.edge.ws_transport import IMPL_CHOICES, IMPL_NAME, uvicorn_ws
 from server.logs import FORMATS, ready_line
 from server.logs import configure as configure_logs
-from server.storage.db import InstanceLock, InstanceLocked, backup_sqlite, is_sqlite, migrate_sync
+from server.storage.db import InstanceLock, InstanceLocked, is_sqlite, migrate_sync
+from server.storage.migrate import SchemaMismatch, head_revision, require_current
 
 log = logging.getLogger(__name__)
 READY_LINE = "Solitaire server ready: open "  # then the URL, on stdout once listening
@@ -62,12 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
         "command",
         nargs="?",
         default="serve",
-        choices=["serve", "migrate", "backup", "admin"],
-        help="serve (default), migrate the database and exit, backup FILE (SQLite: a consistent "
-        "copy while the server runs; PostgreSQL: see docs/operations.md), or admin … (operator "
-        "commands: solitaire-server admin --help)",
+        choices=["serve", "migrate", "backup", "restore", "admin"],
+        help="serve (default), migrate the database and exit, backup FILE (a consistent copy "
+        "while the server runs: SQLite's backup API, PostgreSQL's pg_dump), restore FILE (with the "
+        "servers stopped), or admin … (operator commands: solitaire-server admin --help)",
     )
-    parser.add_argument("file", nargs="?", help="backup: the file to write the copy to")
+    parser.add_argument("file", nargs="?", help="backup, restore: the backup file")
     parser.add_argument(
         "--database-url",
         help="SQLAlchemy URL (env SOLITAIRE_DATABASE_URL; "
@@ -147,6 +153,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="PostgreSQL connections opened past the pool at a peak (env SOLITAIRE_DB_MAX_OVERFLOW, "
         "default 10)",
     )
+    parser.add_argument(
+        "--forwarded-allow-ips",
+        help="proxies whose X-Forwarded-For and X-Forwarded-Proto are trusted, comma separated "
+        "(addresses, networks, or *; env SOLITAIRE_FORWARDED_ALLOW_IPS; default uvicorn's "
+        "FORWARDED_ALLOW_IPS or 127.0.0.1)",
+    )
     parser.add_argument("--log-level", default="info", help="debug, info, warning or error")
     parser.add_argument(
         "--log-format",
@@ -171,6 +183,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         "metrics_listen",
         "db_pool_size",
         "db_max_overflow",
+        "forwarded_allow_ips",
     ):
         value = getattr(args, name)
         if value is not None:
@@ -266,6 +279,7 @@ def uvicorn_config(app: Any, settings: Settings, log_level: str = "info") -> uvi
         ws_ping_interval=20,
         ws_ping_timeout=20,
         lifespan="on",
+        forwarded_allow_ips=settings.forwarded_allow_ips or None,  # None: uvicorn's own default
         log_config=None if settings.log_format == "json" else LOGGING_CONFIG,  # JSON: the root's handler
     )
 
@@ -319,7 +333,46 @@ async def serve(settings: Settings, log_level: str) -> None:
     await server.serve()
 
 
-ADMIN_COMMANDS = ("create-token", "flagged", "confirm", "clear", "remove", "ban", "rename", "audit")
+ADMIN_COMMANDS = (
+    "create-token",
+    "tokens",
+    "revoke-token",
+    "flagged",
+    "confirm",
+    "clear",
+    "remove",
+    "ban",
+    "rename",
+    "audit",
+)
+
+
+def fail(message: str, status: int = 2) -> None:
+    """One line on stderr, no traceback, and a non-zero exit."""
+    print(f"solitaire-server: {message}", file=sys.stderr)
+    sys.exit(status)
+
+
+def check_schema(database_url: str, allow_newer: bool = False) -> None:
+    """Exit, saying what to run, unless the database is at this release's revision."""
+    try:
+        asyncio.run(require_current(database_url, allow_newer))
+    except SchemaMismatch as exc:
+        fail(str(exc))
+    except Exception as exc:  # unreachable, refused, not a database: say so in one line
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        fail(f"cannot read the database at {redact_url(database_url)}: {first}")
+
+
+def positive_days(text: str) -> float:
+    """``--expires-in``: a number of days above 0."""
+    try:
+        days = float(text)
+    except ValueError:
+        days = 0.0
+    if not days > 0 or days == float("inf"):
+        raise argparse.ArgumentTypeError(f"not a number of days above 0: {text!r}")
+    return days
 
 
 def build_admin_parser() -> argparse.ArgumentParser:
@@ -334,6 +387,17 @@ def build_admin_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="action", required=True)
     token = sub.add_parser("create-token", help="make an operator token (shown once) for /api/admin")
     token.add_argument("name", help="whose token it is, e.g. alice")
+    token.add_argument(
+        "--expires-in",
+        type=positive_days,
+        metavar="DAYS",
+        help="refused after this many days, e.g. 90 or 0.5 (default: never)",
+    )
+    tokens = sub.add_parser("tokens", help="operator tokens: tokens list")
+    tokens.add_argument("tokens_action", choices=["list"], help="list: every token and its state")
+    revoke = sub.add_parser("revoke-token", help="revoke an operator token: refused from now on")
+    revoke.add_argument("token_id", help="the token's id (a_…, from tokens list)")
+    revoke.add_argument("--reason", default="revoked", help="for the audit log")
     flagged = sub.add_parser("flagged", help="list flagged results with their signals")
     flagged.add_argument(
         "--standing", default="flagged", help="flagged (default), confirmed, cleared, removed"
@@ -366,18 +430,21 @@ async def run_admin(args: argparse.Namespace, database_url: str) -> Any:
     from server.features.moderation.service import Moderation
     from server.features.results_log.service import ResultsLog
     from server.rules.names import clean_name
-    from server.storage.db import Database, migrate
+    from server.storage.db import Database
     from wire import Standing
 
-    await migrate(database_url)
     db = Database.open(database_url)
     moderation = Moderation(db, wall_clock_ms, boards=ResultsLog(db, wall_clock_ms))
     operator = args.operator or getpass.getuser()
     by = ("cli", f"cli:{operator}"[:32])
     try:
         if args.action == "create-token":
-            admin_id, token = await moderation.create_token(args.name, by)
-            return {"id": admin_id, "name": args.name, "token": token}
+            admin_id, token = await moderation.create_token(args.name, by, args.expires_in)
+            return {"id": admin_id, "name": args.name, "token": token, "expires_in_days": args.expires_in}
+        if args.action == "tokens":
+            return {"tokens": await moderation.tokens()}
+        if args.action == "revoke-token":
+            return await moderation.revoke_token(by, args.token_id, args.reason)
         if args.action == "flagged":
             return {"results": await moderation.flagged(args.limit, Standing(args.standing))}
         if args.action in ("confirm", "clear", "remove"):
@@ -395,8 +462,11 @@ async def run_admin(args: argparse.Namespace, database_url: str) -> Any:
 
 def admin_main(argv: list[str]) -> None:
     args = build_admin_parser().parse_args(argv)
-    database_url = args.database_url or Settings.from_env().database_url
-    logging.getLogger("alembic").setLevel(logging.WARNING)
+    try:
+        database_url = args.database_url or Settings.from_env().database_url
+    except ValueError as exc:  # SOLITAIRE_DATABASE_URL and its _FILE both set, an unreadable file
+        fail(str(exc))
+    check_schema(database_url)  # never migrates: `solitaire-server migrate` does
     result = asyncio.run(run_admin(args, database_url))
     print(json.dumps(result, indent=2, ensure_ascii=False))
     if isinstance(result, dict) and "error" in result:
@@ -404,22 +474,42 @@ def admin_main(argv: list[str]) -> None:
 
 
 def backup_command(settings: Settings, file: str | None) -> None:
-    """``backup FILE``: SQLite's online backup into FILE; PostgreSQL is backed up with its own tools."""
+    """``backup FILE``: a consistent copy while servers run (SQLite's backup API, pg_dump)."""
+    from server.storage.backups import BackupFailed, backup
+
     if not file:
         build_parser().error("backup needs the FILE to write")
-    if not is_sqlite(settings.database_url):
-        print(
-            "solitaire-server: backup FILE copies a SQLite database; back PostgreSQL up with "
-            "pg_dump (see docs/operations.md)",
-            file=sys.stderr,
-        )
-        sys.exit(2)
+    check_schema(settings.database_url)
     try:
-        pages = backup_sqlite(settings.database_url, file)
-    except (OSError, sqlite3.Error) as exc:
-        print(f"solitaire-server: backup failed: {exc}", file=sys.stderr)
-        sys.exit(1)
-    print(f"backed up {settings.database_url} to {file} ({pages} pages)")
+        what = backup(settings.database_url, file)
+    except BackupFailed as exc:
+        fail(f"backup failed: {exc}", 1)
+    print(f"backed up {redact_url(settings.database_url)} to {file} ({what})")
+
+
+def restore_command(settings: Settings, file: str | None) -> None:
+    """``restore FILE``: the database's contents replaced by a backup's, with its servers stopped."""
+    from server.storage.backups import BackupFailed, restore
+
+    if not file:
+        build_parser().error("restore needs the backup FILE to read")
+    url = settings.database_url
+    instance = InstanceLock(url)  # SQLite: no server may have the file open meanwhile
+    try:
+        instance.acquire()
+    except InstanceLocked as exc:
+        fail(f"{exc}: stop it before restoring")
+    try:
+        restore(url, file)
+    except BackupFailed as exc:
+        fail(f"restore failed: {exc}", 1)
+    finally:
+        instance.release()
+    print(f"restored {file} into {redact_url(url)}")
+    try:  # a backup of an older release: say to migrate it
+        asyncio.run(require_current(url))
+    except SchemaMismatch as exc:
+        print(f"solitaire-server: {exc}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -433,11 +523,18 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as exc:  # a public URL that is not one, a port that is not a number
         build_parser().error(str(exc))
     if args.command == "migrate":
-        migrate_sync(settings.database_url)
-        print(f"database is up to date: {settings.database_url}")
+        try:
+            migrate_sync(settings.database_url)
+        except Exception as exc:  # unreachable or refused: one line, the URL without its password
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            fail(f"migrate failed on {redact_url(settings.database_url)}: {first}", 1)
+        print(f"database is up to date (revision {head_revision()}): {redact_url(settings.database_url)}")
         return
     if args.command == "backup":
         backup_command(settings, args.file)
+        return
+    if args.command == "restore":
+        restore_command(settings, args.file)
         return
     try:
         uvicorn_ws(settings.ws_impl)  # SOLITAIRE_WS_IMPL is not checked by the parser's choices
@@ -454,6 +551,8 @@ def main(argv: list[str] | None = None) -> None:
             "listening on every interface, but only loopback names are served "
             "until --public-url (or --allowed-host) names the address browsers use"
         )
+    if not settings.migrate_on_start:  # an older schema would fail mid-game; a newer one is additive
+        check_schema(settings.database_url, allow_newer=True)
     instance = InstanceLock(settings.database_url)  # held by this process; the app counts itself in
     try:
         instance.acquire()

@@ -43,6 +43,41 @@ def listen_address(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
+SECRET_SETTINGS = ("DATABASE_URL", "REDIS_URL", "SECRET")  # each may come from SOLITAIRE_<NAME>_FILE
+
+
+def secret_setting(env: dict[str, str], name: str) -> str | None:
+    """``SOLITAIRE_<NAME>``, or the contents of the file ``SOLITAIRE_<NAME>_FILE`` names (its
+    trailing newline stripped: a Docker or Kubernetes secret), so the value stays out of the
+    environment other processes can read; ValueError if both are set (an empty one counts as
+    unset) or the file cannot be read."""
+    direct, path = env.get(f"SOLITAIRE_{name}"), env.get(f"SOLITAIRE_{name}_FILE")
+    if not path:  # unset or empty: as if unset
+        return direct
+    if direct:
+        raise ValueError(f"SOLITAIRE_{name} and SOLITAIRE_{name}_FILE are both set: set one")
+    try:
+        return Path(path).read_text(encoding="utf-8").rstrip("\r\n")
+    except OSError as exc:
+        raise ValueError(f"SOLITAIRE_{name}_FILE: cannot read {path}: {exc.strerror}") from None
+
+
+def redact_url(url: str) -> str:
+    """A database or Redis URL as it may be printed or logged: its password as ``***``."""
+    from sqlalchemy.engine import make_url
+
+    if not url:
+        return url
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # not a URL SQLAlchemy parses (redis://, unix://): by hand
+        parts = urlsplit(url)
+        if parts.password is None:
+            return url
+        netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+        return parts._replace(netloc=netloc).geturl()
+
+
 def _listed(value: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in value.split(",") if item.strip())
 
@@ -178,6 +213,10 @@ class Settings:
     # more may open at a peak (closed again when returned). Every instance opens its own.
     db_pool_size: int = 10
     db_max_overflow: int = 10
+    # Proxies whose X-Forwarded-For and X-Forwarded-Proto are trusted (uvicorn's
+    # forwarded_allow_ips: addresses, networks, or *); empty: uvicorn's default, its
+    # FORWARDED_ALLOW_IPS environment variable or else 127.0.0.1.
+    forwarded_allow_ips: str = ""
 
     def __post_init__(self) -> None:
         if self.public_url:
@@ -195,16 +234,17 @@ class Settings:
         """Read ``SOLITAIRE_*`` variables; unset ones keep their defaults."""
         env = dict(os.environ if env is None else env)
         base = cls()
+        database_url, redis_url, secret = (secret_setting(env, name) for name in SECRET_SETTINGS)
         limits = Limits.from_env(env)
         data_dir = Path(env.get("SOLITAIRE_DATA_DIR", str(DEFAULT_DATA_DIR)))
         return cls(
-            database_url=env.get("SOLITAIRE_DATABASE_URL") or default_database_url(data_dir),
+            database_url=database_url or default_database_url(data_dir),
             host=env.get("SOLITAIRE_HOST", base.host),
             port=int(env.get("SOLITAIRE_PORT", base.port)),
             public_url=env.get("SOLITAIRE_PUBLIC_URL", base.public_url).strip(),
             allowed_origins=_listed(env.get("SOLITAIRE_ALLOWED_ORIGINS", "")),
             allowed_hosts=_listed(env.get("SOLITAIRE_ALLOWED_HOSTS", "")),
-            secret=env.get("SOLITAIRE_SECRET", base.secret),
+            secret=base.secret if secret is None else secret,
             limits=limits,
             screening=Screening.from_env(env),
             commit_interval_ms=float(env.get("SOLITAIRE_COMMIT_INTERVAL_MS", base.commit_interval_ms)),
@@ -216,10 +256,11 @@ class Settings:
                 env.get("SOLITAIRE_MAX_CONNECTIONS_PER_ADDRESS", base.max_connections_per_address)
             ),
             drain_s=float(env.get("SOLITAIRE_DRAIN_S", base.drain_s)),
-            redis_url=env.get("SOLITAIRE_REDIS_URL", base.redis_url).strip(),
+            redis_url=(redis_url or base.redis_url).strip(),
             redis_prefix=env.get("SOLITAIRE_REDIS_PREFIX", base.redis_prefix).strip() or base.redis_prefix,
             log_format=env.get("SOLITAIRE_LOG_FORMAT", base.log_format),
             metrics_listen=env.get("SOLITAIRE_METRICS_LISTEN", base.metrics_listen).strip(),
             db_pool_size=int(env.get("SOLITAIRE_DB_POOL_SIZE", base.db_pool_size)),
             db_max_overflow=int(env.get("SOLITAIRE_DB_MAX_OVERFLOW", base.db_max_overflow)),
+            forwarded_allow_ips=env.get("SOLITAIRE_FORWARDED_ALLOW_IPS", base.forwarded_allow_ips).strip(),
         )

@@ -43,3 +43,4 @@ class AuditAction(StrEnum):
     BAN_PLAYER = "ban_player"
     RENAME_PLAYER = "rename_player"
     CREATE_TOKEN = "create_token"
+    REVOKE_TOKEN = "revoke_token"

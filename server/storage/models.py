@@ -249,7 +249,10 @@ class ResultSignal(Base):
 
 
 class AdminToken(Base):
-    """Migration 0006: an operator's token, stored as SHA-256 like players' tokens."""
+    """Migration 0006: an operator's token, stored as SHA-256 like players' tokens.
+
+    Migration 0011: it may expire (``expires_ms``) and be revoked (``revoked_ms``); either
+    way it is refused from then on, and the row stays for the audit log's sake."""
 
     __tablename__ = "admin_tokens"
 
@@ -257,6 +260,8 @@ class AdminToken(Base):
     name: Mapped[str] = mapped_column(String(32))
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_ms: Mapped[int] = mapped_column(BigInteger)
+    expires_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    revoked_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
 
 
 class AuditEntry(Base):

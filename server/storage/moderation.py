@@ -10,7 +10,7 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Row, insert, select, update
+from sqlalchemy import Row, insert, or_, select, update
 
 from server.storage.db import Tx
 from server.storage.models import AdminToken, AuditEntry, LeaderboardEntry, Player
@@ -22,17 +22,43 @@ ENTRIES = LeaderboardEntry.__table__
 PLAYERS = Player.__table__
 
 
-async def create_token(tx: Tx, name: str, now_ms: int) -> tuple[str, str]:
+async def create_token(tx: Tx, name: str, now_ms: int, expires_ms: int | None = None) -> tuple[str, str]:
     """A new operator (id, token); only the token's SHA-256 is stored."""
     admin_id, token = new_id("a"), "sa_" + secrets.token_urlsafe(32)
-    values = {"id": admin_id, "name": name, "token_hash": hash_token(token), "created_ms": now_ms}
+    values = {
+        "id": admin_id,
+        "name": name,
+        "token_hash": hash_token(token),
+        "created_ms": now_ms,
+        "expires_ms": expires_ms,
+    }
     await tx.execute(insert(AdminToken).values(**values))
     return admin_id, token
 
 
-async def admin_by_token(tx: Tx, token: str) -> Row[Any] | None:
-    query = select(ADMINS).where(ADMINS.c.token_hash == hash_token(token))
+async def admin_by_token(tx: Tx, token: str, now_ms: int) -> Row[Any] | None:
+    """The operator a token names, unless it is revoked or has expired."""
+    query = select(ADMINS).where(
+        ADMINS.c.token_hash == hash_token(token),
+        ADMINS.c.revoked_ms.is_(None),
+        or_(ADMINS.c.expires_ms.is_(None), ADMINS.c.expires_ms > now_ms),
+    )
     return (await tx.execute(query)).first()
+
+
+async def tokens(tx: Tx) -> Sequence[Row[Any]]:
+    """Every operator token ever made (never its hash), oldest first."""
+    shown = [ADMINS.c[name] for name in ("id", "name", "created_ms", "expires_ms", "revoked_ms")]
+    query = select(*shown).order_by(ADMINS.c.created_ms, ADMINS.c.id)
+    return (await tx.execute(query)).all()
+
+
+async def revoke_token(tx: Tx, admin_id: str, now_ms: int) -> Row[Any] | None:
+    """Mark a token revoked (a repeat keeps the first time); None if there is no such token."""
+    found = (await tx.execute(select(ADMINS).where(ADMINS.c.id == admin_id))).first()
+    if found is not None and found.revoked_ms is None:
+        await tx.execute(update(AdminToken).where(ADMINS.c.id == admin_id).values(revoked_ms=now_ms))
+    return found
 
 
 async def audit(

@@ -210,18 +210,6 @@ async def test_backup_copies_a_live_sqlite_database(tmp_path: Path) -> None:
         copy.close()
 
 
-def test_backup_of_postgres_points_to_its_own_tools(tmp_path: Path) -> None:
-    url = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
-    done = processes.run(
-        [sys.executable, "-m", "server.cli", "backup", str(tmp_path / "x"), "--database-url", url],
-        60,
-        cwd=ROOT,
-    )
-    assert done.returncode == 2 and "pg_dump" in done.stderr
-    missing = processes.run([sys.executable, "-m", "server.cli", "backup"], 60, cwd=ROOT)
-    assert missing.returncode == 2 and "FILE" in missing.stderr
-
-
 def test_redis_with_sqlite_is_refused_at_start(tmp_path: Path) -> None:
     argv = [sys.executable, "-m", "server.cli", "--redis-url", "redis://127.0.0.1:6379/0"]
     argv += ["--database-url", f"sqlite+aiosqlite:///{tmp_path / 'x.db'}"]

@@ -58,3 +58,24 @@ def audit_json(row: Any) -> dict[str, Any]:
         "reason": row.reason,
         "details": row.details,
     }
+
+
+def token_state(row: Any, now_ms: int) -> str:
+    """``active``, ``expired`` or ``revoked``: whether /api/admin accepts the token now."""
+    if row.revoked_ms is not None:
+        return "revoked"
+    if row.expires_ms is not None and row.expires_ms <= now_ms:
+        return "expired"
+    return "active"
+
+
+def token_json(row: Any, now_ms: int) -> dict[str, Any]:
+    """An operator token as ``admin tokens list`` shows it: never the token, never its hash."""
+    return {
+        "id": row.id,
+        "name": row.name,
+        "created_at": row.created_ms,
+        "expires_at": row.expires_ms,
+        "revoked_at": row.revoked_ms,
+        "state": token_state(row, now_ms),
+    }

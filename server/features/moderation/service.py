@@ -11,7 +11,7 @@ from typing import Any, Protocol
 from server.clock import Clock
 from server.core.context import Peers
 from server.errors import ProtocolError
-from server.features.moderation.model import REVIEWS, audit_json, flagged_json
+from server.features.moderation.model import REVIEWS, audit_json, flagged_json, token_json
 from server.storage import moderation as store
 from server.storage import queries
 from server.storage.db import Database, Tx
@@ -21,6 +21,7 @@ from server.vocabulary import AuditAction
 from wire import LISTED_STANDINGS, ErrorCode, Standing
 
 Admin = tuple[str, str]  # (id, name) of the operator acting
+DAY_MS = 86_400_000
 
 
 class BoardLog(Protocol):
@@ -64,17 +65,39 @@ class Moderation:
         self.boards: BoardLog = boards or Unrecorded()
 
     async def admin(self, token: str) -> Admin | None:
+        """The operator a token names, if it is neither revoked nor expired."""
         async with self.db.read() as tx:
-            row = await store.admin_by_token(tx, token)
+            row = await store.admin_by_token(tx, token, self.clock())
         return None if row is None else (str(row.id), str(row.name))
 
-    async def create_token(self, name: str, by: Admin) -> tuple[str, str]:
-        """A new operator token (shown once), audited."""
+    async def create_token(
+        self, name: str, by: Admin, expires_in_days: float | None = None
+    ) -> tuple[str, str]:
+        """A new operator token (shown once), audited; it expires after ``expires_in_days``."""
+        now = self.clock()
+        expires = None if expires_in_days is None else now + int(expires_in_days * DAY_MS)
+        details = "" if expires is None else f"expires_at {expires}"
+        async with self.db.transaction() as tx:
+            admin_id, token = await store.create_token(tx, name, now, expires)
+            await store.audit(tx, by, AuditAction.CREATE_TOKEN, admin_id, f"token for {name}", details, now)
+        return admin_id, token
+
+    async def tokens(self) -> list[dict[str, Any]]:
+        """Every operator token with its state (active, expired, revoked), oldest first."""
+        now = self.clock()
+        async with self.db.read() as tx:
+            return [token_json(row, now) for row in await store.tokens(tx)]
+
+    async def revoke_token(self, by: Admin, admin_id: str, reason: str) -> dict[str, Any]:
+        """Revoke an operator token: refused by /api/admin and /metrics from now on; audited."""
         now = self.clock()
         async with self.db.transaction() as tx:
-            admin_id, token = await store.create_token(tx, name, now)
-            await store.audit(tx, by, AuditAction.CREATE_TOKEN, admin_id, f"token for {name}", "", now)
-        return admin_id, token
+            found = await store.revoke_token(tx, admin_id, now)
+            if found is None:
+                raise ProtocolError(ErrorCode.NOT_FOUND, "no such operator token")
+            details = f"token of {found.name}"
+            await store.audit(tx, by, AuditAction.REVOKE_TOKEN, admin_id, reason, details, now)
+        return {"id": admin_id, "name": found.name, "revoked": True}
 
     async def flagged(self, limit: int, standing: Standing = Standing.FLAGGED) -> list[dict[str, Any]]:
         async with self.db.read() as tx:
