@@ -14,7 +14,13 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from server.errors import ProtocolError
 from wire import ErrorCode
 
-_PG_GONE = (asyncpg.PostgresConnectionError, asyncpg.InterfaceError, asyncpg.CannotConnectNowError)
+# ...and no host of a multi-host URL takes writes now (target_session_attrs=read-write during a failover)
+_PG_GONE = (
+    asyncpg.PostgresConnectionError,
+    asyncpg.InterfaceError,
+    asyncpg.CannotConnectNowError,
+    asyncpg.TargetServerAttributeNotMatched,
+)
 # SQLSTATE classes of a database that cannot serve now, whatever the statement: connection
 # exceptions, insufficient resources (53300 too many connections, disk full, out of memory),
 # operator intervention (57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect now,
@@ -31,6 +37,10 @@ _PG_AWAY_STATES = frozenset(
         "3D000",  # the database does not exist (dropped, or not created yet)
     }
 )
+
+# SQLite's messages of a database that cannot be written now: SQLITE_BUSY, SQLITE_LOCKED,
+# SQLITE_IOERR and SQLITE_FULL ("database or disk is full": the disk has no room left)
+_SQLITE_AWAY = ("locked", "busy", "disk I/O", "disk is full")
 
 
 Conflict = IntegrityError  # a unique or foreign key refused the write: another got there first
@@ -51,7 +61,7 @@ def is_unavailable(exc: BaseException) -> bool:
     if is_away_state(getattr(exc, "sqlstate", None)):
         return True
     if isinstance(exc, sqlite3.OperationalError):
-        return "locked" in str(exc) or "busy" in str(exc) or "disk I/O" in str(exc)
+        return any(words in str(exc) for words in _SQLITE_AWAY)
     if isinstance(exc, DBAPIError) and exc.connection_invalidated:
         return True
     if isinstance(exc, DBAPIError) and exc.orig is not None and is_unavailable(exc.orig):
