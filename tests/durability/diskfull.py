@@ -85,7 +85,7 @@ def latency(answers: list[tuple[float, float]]) -> dict[str, float]:
     waits = sorted((answered - sent) * 1000 for sent, answered in answers)
     if len(waits) < 2:
         return {}
-    cuts = statistics.quantiles(waits, n=100)
+    cuts = statistics.quantiles(waits, n=100, method="inclusive")
     return {"p50": round(cuts[49], 1), "p99": round(cuts[98], 1), "max": round(waits[-1], 1)}
 
 
