@@ -42,6 +42,8 @@ _PG_AWAY_STATES = frozenset(
 # SQLITE_IOERR and SQLITE_FULL ("database or disk is full": the disk has no room left)
 _SQLITE_AWAY = ("locked", "busy", "disk I/O", "disk is full")
 
+_PG_ENDING = ("FATAL", "PANIC")
+
 
 Conflict = IntegrityError  # a unique or foreign key refused the write: another got there first
 
@@ -58,7 +60,7 @@ def is_unavailable(exc: BaseException) -> bool:
     """A failure of the database itself (lock, lost connection), not of one write's content."""
     if isinstance(exc, (StorageUnavailable, ConnectionError, TimeoutError, OSError, *_PG_GONE)):
         return True
-    if is_away_state(getattr(exc, "sqlstate", None)):
+    if is_away_state(getattr(exc, "sqlstate", None)) or ends_session(exc):
         return True
     if isinstance(exc, sqlite3.OperationalError):
         return any(words in str(exc) for words in _SQLITE_AWAY)
@@ -85,6 +87,12 @@ def brief(exc: BaseException) -> str:
     """An exception's class and first line, for a log line (no driver dump)."""
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0][:200]}" if text else type(exc).__name__
+
+
+def ends_session(exc: BaseException) -> bool:
+    """A PostgreSQL error of severity FATAL or PANIC: the server ended the session, whatever the
+    SQLSTATE (a full disk's "could not write init file" is XX000): the database, not the statement."""
+    return getattr(exc, "severity_en", None) in _PG_ENDING or getattr(exc, "severity", None) in _PG_ENDING
 
 
 def is_away_state(sqlstate: object) -> bool:

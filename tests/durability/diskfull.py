@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.durability.failover import tracebacks
 from tests.durability.players import Check, Player, check, game_ids, play, read_stored
 from tests.durability.powercut import PowerCuts, serving
 from tests.faultfs.mount import Mount, mounted
@@ -51,6 +52,7 @@ class DiskReport:
     latency_before_ms: dict[str, float] = field(default_factory=dict)  # p50/p99/max of acks
     latency_during_ms: dict[str, float] = field(default_factory=dict)
     slowest_answer_s: float = 0.0
+    tracebacks: list[str] = field(default_factory=list)  # in the server's log: failures it let escape
 
     def as_json(self) -> dict[str, Any]:
         figures: dict[str, Any] = {
@@ -65,6 +67,7 @@ class DiskReport:
             "acked_during": self.acked_during,
             "acked_after": self.acked_after,
             "slowest_answer_s": round(self.slowest_answer_s, 3),
+            "tracebacks": len(self.tracebacks),
         }
         if self.fault == "full":
             figures |= {
@@ -118,8 +121,12 @@ class DiskFault:
             with mounted(rig.backing, rig.mountpoint) as disk:
                 rig._create(disk)
                 with rig._database():
-                    with serving(rig.url) as (base, _server):
-                        players = asyncio.run(self._load(base, disk))
+                    log = rig.backing.parent / "server.log"
+                    try:
+                        with serving(rig.url, log=log) as (base, _server):
+                            players = asyncio.run(self._load(base, disk))
+                    finally:
+                        self.report.tracebacks = tracebacks(log)
                     disk.limit(0)
                     disk.fsync_delay(0)
                     stored = asyncio.run(read_stored(rig.url, game_ids(players)))

@@ -127,6 +127,7 @@ class FailoverReport:
     refused: dict[str, int] = field(default_factory=dict)  # refusals after the kill, by code
     refused_before: int = 0  # refusals before the kill: there must be none
     promoted_in_recovery: bool = True  # the promoted database still a standby: must be False
+    tracebacks: list[str] = field(default_factory=list)  # the first line of each in the instances' logs
     seconds: float = 0.0
 
     def as_json(self) -> dict[str, Any]:
@@ -143,8 +144,17 @@ class FailoverReport:
             "acked_after_kill": self.acked_after,
             "refused_after_kill": self.refused,
             "refused_before_kill": self.refused_before,
+            "tracebacks": len(self.tracebacks),
             "seconds": round(self.seconds, 1),
         }
+
+
+def tracebacks(log: Path) -> list[str]:
+    """What an instance logged with a traceback (each one's line before it): a failure it let escape."""
+    if not log.exists():
+        return []
+    lines = log.read_text(errors="replace").splitlines()
+    return [lines[i - 1] if i else line for i, line in enumerate(lines) if line.startswith("Traceback")]
 
 
 async def acknowledged(players: list[Player], count: int, since: float) -> None:
@@ -179,7 +189,7 @@ class Failover:
         root = reachable_dir("failover-")
         try:
             with standby_pair(root) as pair:
-                players, kill_at, promoted_at = self._serve(pair)
+                players, kill_at, promoted_at = self._serve(pair, root)
                 self.report.promoted_in_recovery = asyncio.run(pair.in_recovery(pair.standby))
                 stored = asyncio.run(read_stored(pair.standby.url, game_ids(players)))
                 self.report.check = check(players, stored)
@@ -189,15 +199,20 @@ class Failover:
         self.report.seconds = time.monotonic() - started
         return self.report
 
-    def _serve(self, pair: Pair) -> tuple[list[Player], float, float]:
+    def _serve(self, pair: Pair, root: Path) -> tuple[list[Player], float, float]:
         redis = SHARED_REDIS if self.instances > 1 else None
         prefix = f"failover{secrets.token_hex(4)}"
-        with contextlib.ExitStack() as stack:
-            bases = [
-                stack.enter_context(serving(pair.url, redis_url=redis, prefix=prefix))[0]
-                for _ in range(self.instances)
-            ]
-            return asyncio.run(self._load(bases, pair))
+        logs = [root / f"instance-{number}.log" for number in range(self.instances)]
+        try:
+            with contextlib.ExitStack() as stack:
+                bases = [
+                    stack.enter_context(serving(pair.url, redis_url=redis, prefix=prefix, log=log))[0]
+                    for log in logs
+                ]
+                return asyncio.run(self._load(bases, pair))
+        finally:
+            for log in logs:
+                self.report.tracebacks += tracebacks(log)
 
     async def _load(self, bases: list[str], pair: Pair) -> tuple[list[Player], float, float]:
         players = []

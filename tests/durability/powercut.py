@@ -54,17 +54,21 @@ def serving(
     port: int | None = None,
     prefix: str = "durable",
     env: dict[str, str] | None = None,
+    log: Path | None = None,
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """The real server process on ``database_url``; yields (base URL, process) once it serves.
     ``weak_sqlite``: with SQLite's ``synchronous=NORMAL`` (tests.durability.weak_sqlite);
-    ``prefix``: its Redis keys' (instances sharing it form one fleet); ``env`` adds to its environment."""
+    ``prefix``: its Redis keys' (instances sharing it form one fleet); ``env`` adds to its environment;
+    ``log``: where what it logs goes (else to the caller's standard error)."""
     port = port or free_port()
     module = "tests.durability.weak_sqlite" if weak_sqlite else "server.cli"
     argv = [sys.executable, "-m", module, "--log-level", "warning"]
     env = {**instance_env(database_url, port, redis_url, prefix), **(env or {})}
-    with processes.started(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE) as proc:
-        processes.read_line(proc, START_TIMEOUT_S, READY_LINE.encode())
-        yield f"http://127.0.0.1:{port}", proc
+    with contextlib.ExitStack() as files:
+        stderr = files.enter_context(log.open("ab")) if log is not None else None
+        with processes.started(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=stderr) as proc:
+            processes.read_line(proc, START_TIMEOUT_S, READY_LINE.encode())
+            yield f"http://127.0.0.1:{port}", proc
 
 
 @dataclass

@@ -5,10 +5,13 @@ mount. bench/powercut.py --disk measures them longer (docs/server.md)."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
+import asyncpg
 import pytest
 
+from server.storage.faults import is_unavailable
 from tests.durability.diskfull import DiskFault
 from tests.durability.powercut import DATABASES
 
@@ -25,6 +28,7 @@ def test_a_full_disk_is_refused_unavailable_and_recovers_by_itself(db: str, tmp_
     assert report.integrity == "ok", report.integrity
     assert report.check.phantoms == [], report.check.phantoms
     assert report.check.lost == 0, report.check.problems[:10]
+    assert report.tracebacks == [], report.tracebacks[:5]
 
 
 @pytest.mark.parametrize("db", DATABASES)
@@ -36,3 +40,28 @@ def test_a_slow_fsync_slows_acknowledgements_and_loses_nothing(db: str, tmp_path
     assert report.slowest_answer_s < 10, "an answer came too late for a client"
     assert report.integrity == "ok", report.integrity
     assert report.check.lost == 0, report.check.problems[:10]
+    assert report.tracebacks == [], report.tracebacks[:5]
+
+
+def postgres_error(sqlstate: str, severity: str, message: str) -> BaseException:
+    """The exception asyncpg raises for an error message with these fields."""
+    fields = {"C": sqlstate, "S": severity, "V": severity, "M": message}
+    error: BaseException = asyncpg.PostgresError.new(fields)
+    return error
+
+
+@pytest.mark.parametrize(
+    ("error", "unavailable"),
+    [
+        (sqlite3.OperationalError("database or disk is full"), True),
+        (postgres_error("53100", "ERROR", 'could not extend file "base/1/2": No space left on device'), True),
+        (postgres_error("XX000", "FATAL", "could not write init file"), True),  # the session ended
+        (asyncpg.TargetServerAttributeNotMatched("None of the hosts match"), True),  # mid-failover
+        (postgres_error("42601", "ERROR", "syntax error"), False),
+        (sqlite3.OperationalError("no such table: games"), False),
+    ],
+)
+def test_a_full_disk_and_a_failover_are_the_database_away_not_a_bad_statement(
+    error: BaseException, unavailable: bool
+) -> None:
+    assert is_unavailable(error) is unavailable
