@@ -14,7 +14,13 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from server.errors import ProtocolError
 from wire import ErrorCode
 
-_PG_GONE = (asyncpg.PostgresConnectionError, asyncpg.InterfaceError, asyncpg.CannotConnectNowError)
+# ...and no host of a multi-host URL takes writes now (target_session_attrs=read-write during a failover)
+_PG_GONE = (
+    asyncpg.PostgresConnectionError,
+    asyncpg.InterfaceError,
+    asyncpg.CannotConnectNowError,
+    asyncpg.TargetServerAttributeNotMatched,
+)
 # SQLSTATE classes of a database that cannot serve now, whatever the statement: connection
 # exceptions, insufficient resources (53300 too many connections, disk full, out of memory),
 # operator intervention (57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect now,
@@ -32,6 +38,12 @@ _PG_AWAY_STATES = frozenset(
     }
 )
 
+# SQLite's messages of a database that cannot be written now: SQLITE_BUSY, SQLITE_LOCKED,
+# SQLITE_IOERR and SQLITE_FULL ("database or disk is full": the disk has no room left)
+_SQLITE_AWAY = ("locked", "busy", "disk I/O", "disk is full")
+
+_PG_ENDING = ("FATAL", "PANIC")
+
 
 Conflict = IntegrityError  # a unique or foreign key refused the write: another got there first
 
@@ -48,10 +60,10 @@ def is_unavailable(exc: BaseException) -> bool:
     """A failure of the database itself (lock, lost connection), not of one write's content."""
     if isinstance(exc, (StorageUnavailable, ConnectionError, TimeoutError, OSError, *_PG_GONE)):
         return True
-    if is_away_state(getattr(exc, "sqlstate", None)):
+    if is_away_state(getattr(exc, "sqlstate", None)) or ends_session(exc):
         return True
     if isinstance(exc, sqlite3.OperationalError):
-        return "locked" in str(exc) or "busy" in str(exc) or "disk I/O" in str(exc)
+        return any(words in str(exc) for words in _SQLITE_AWAY)
     if isinstance(exc, DBAPIError) and exc.connection_invalidated:
         return True
     if isinstance(exc, DBAPIError) and exc.orig is not None and is_unavailable(exc.orig):
@@ -75,6 +87,12 @@ def brief(exc: BaseException) -> str:
     """An exception's class and first line, for a log line (no driver dump)."""
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0][:200]}" if text else type(exc).__name__
+
+
+def ends_session(exc: BaseException) -> bool:
+    """A PostgreSQL error of severity FATAL or PANIC: the server ended the session, whatever the
+    SQLSTATE (a full disk's "could not write init file" is XX000): the database, not the statement."""
+    return getattr(exc, "severity_en", None) in _PG_ENDING or getattr(exc, "severity", None) in _PG_ENDING
 
 
 def is_away_state(sqlstate: object) -> bool:

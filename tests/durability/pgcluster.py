@@ -82,7 +82,9 @@ class PgCluster:
         done = processes.run([*argv, "-E", "UTF8", "--locale=C"], 180, preexec_fn=_as_postgres)
         assert done.returncode == 0, done.stderr[-2000:]
         self.start()
-        asyncio.run(self.admin(f'CREATE DATABASE "{DATABASE}"'))
+        asyncio.run(
+            self.admin(f'CREATE DATABASE "{DATABASE}"', timeout=120)
+        )  # copies a template: slow on a busy disk
         self.stop()
 
     def start(self, **settings: str) -> None:

@@ -71,6 +71,9 @@ class Player:
     games: list[GameLog] = field(default_factory=list)
     refusals: list[tuple[float, str]] = field(default_factory=list)  # (monotonic time, code)
     acked_at: list[float] = field(default_factory=list)  # monotonic times of acknowledgements
+    answered: list[tuple[float, float]] = field(
+        default_factory=list
+    )  # (sent, answered) of each acked request
     slowest_s: float = 0.0  # the longest wait for any answer
     _turn: int = 0
 
@@ -109,9 +112,12 @@ class Player:
     async def _answer(self, client: Client, kind: str, **fields: Any) -> dict[str, Any]:
         sent = time.monotonic()
         reply = await client.request(kind, timeout=30, **fields)
-        self.slowest_s = max(self.slowest_s, time.monotonic() - sent)
+        now = time.monotonic()
+        self.slowest_s = max(self.slowest_s, now - sent)
         if reply["type"] == "error":
-            self.refusals.append((time.monotonic(), str(reply["code"])))
+            self.refusals.append((now, str(reply["code"])))
+        elif kind in ("act", "resign"):
+            self.answered.append((sent, now))
         return reply
 
     async def _play_one(self, client: Client, stop: asyncio.Event, until: float) -> None:

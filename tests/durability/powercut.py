@@ -36,9 +36,11 @@ START_TIMEOUT_S = 60.0
 DATABASES = ("sqlite", "postgres")
 
 
-def instance_env(database_url: str, port: int, redis_url: str | None = None) -> dict[str, str]:
+def instance_env(
+    database_url: str, port: int, redis_url: str | None = None, prefix: str = "durable"
+) -> dict[str, str]:
     """A server's environment for these tests: no per-address limits, no screening, migrated on start."""
-    env = server_env(database_url, redis_url, "durable", port)
+    env = server_env(database_url, redis_url, prefix, port)
     env["SOLITAIRE_MIGRATE_ON_START"] = "1"
     env["SOLITAIRE_SCREENING"] = "0"
     return env
@@ -46,17 +48,27 @@ def instance_env(database_url: str, port: int, redis_url: str | None = None) -> 
 
 @contextlib.contextmanager
 def serving(
-    database_url: str, weak_sqlite: bool = False, redis_url: str | None = None, port: int | None = None
+    database_url: str,
+    weak_sqlite: bool = False,
+    redis_url: str | None = None,
+    port: int | None = None,
+    prefix: str = "durable",
+    env: dict[str, str] | None = None,
+    log: Path | None = None,
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """The real server process on ``database_url``; yields (base URL, process) once it serves.
-    ``weak_sqlite``: with SQLite's ``synchronous=NORMAL`` (tests.durability.weak_sqlite)."""
+    ``weak_sqlite``: with SQLite's ``synchronous=NORMAL`` (tests.durability.weak_sqlite);
+    ``prefix``: its Redis keys' (instances sharing it form one fleet); ``env`` adds to its environment;
+    ``log``: where what it logs goes (else to the caller's standard error)."""
     port = port or free_port()
     module = "tests.durability.weak_sqlite" if weak_sqlite else "server.cli"
     argv = [sys.executable, "-m", module, "--log-level", "warning"]
-    env = instance_env(database_url, port, redis_url)
-    with processes.started(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE) as proc:
-        processes.read_line(proc, START_TIMEOUT_S, READY_LINE.encode())
-        yield f"http://127.0.0.1:{port}", proc
+    env = {**instance_env(database_url, port, redis_url, prefix), **(env or {})}
+    with contextlib.ExitStack() as files:
+        stderr = files.enter_context(log.open("ab")) if log is not None else None
+        with processes.started(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=stderr) as proc:
+            processes.read_line(proc, START_TIMEOUT_S, READY_LINE.encode())
+            yield f"http://127.0.0.1:{port}", proc
 
 
 @dataclass

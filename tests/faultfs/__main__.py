@@ -10,6 +10,7 @@ Lines on standard input are commands, each answered by one line:
     torn on|off          -> ok                (a drop keeps half of each file's last write)
     fsync-delay MS       -> ok                (every fsync takes that long)
     limit BYTES          -> ok                (the disk's size; 0: the backing disk's)
+    headroom BYTES       -> limit LIMIT       (the disk's size made what it holds now and BYTES more)
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ def command(fs: FaultFS, line: str) -> str:
         case ["limit", size] if size.isdigit():
             fs.limit_bytes = int(size)
             return "ok"
+        case ["headroom", size] if size.isdigit():
+            return f"limit {fs.leave(int(size))}"
     return f"error unknown command {line.strip()!r}"
 
 

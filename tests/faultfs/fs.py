@@ -107,6 +107,12 @@ class FaultFS(mfusepy.Operations):  # type: ignore[misc]
                 self._commit(change)
             self.names.clear()
 
+    def leave(self, headroom: int) -> int:
+        """Make the disk as small as what it holds now and ``headroom`` bytes more; its new size."""
+        with self._guard:
+            self.limit_bytes = self.used_bytes + headroom
+            return self.limit_bytes
+
     def pending(self) -> tuple[int, int]:
         """How many blocks and names are not durable now."""
         with self._guard:
@@ -294,7 +300,7 @@ class FaultFS(mfusepy.Operations):  # type: ignore[misc]
     def write(self, path: str, data: bytes, offset: int, fh: int) -> int:
         with self._guard:
             st = os.fstat(fh)
-            self._room(offset + len(data) - st.st_size)
+            self._room(max(0, offset + len(data) - st.st_size))  # an overwrite inside the file takes no room
             dirty = self._track(st.st_ino, f"/proc/self/fd/{fh}")
             self._save(dirty, offset, offset + len(data))
             dirty.last = (offset, bytes(data))

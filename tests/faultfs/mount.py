@@ -74,6 +74,10 @@ class Mount:
         """The disk's size in bytes (0: the backing disk's own)."""
         self.command(f"limit {size}")
 
+    def headroom(self, size: int) -> int:
+        """Make the disk fill once ``size`` more bytes are written; returns its new size."""
+        return int(self.command(f"headroom {size}").split()[1])
+
 
 def unmount(path: Path) -> None:
     """Unmount if mounted (lazily when busy): a mount left by a killed faultfs goes too."""

@@ -147,6 +147,10 @@ def test_a_full_disk_refuses_writes_with_enospc(fs: Mount) -> None:
         write(path, b"y" * 20_000, offset=4096)
     assert refused.value.errno == errno.ENOSPC
     write(path, b"y" * 4096, offset=4096)  # what fits still goes
+    for _ in range(3):  # an overwrite takes no room, and gives none back
+        write(path, b"z" * 4096, offset=0)
+    with pytest.raises(OSError):
+        write(path, b"y" * 20_000, offset=os.stat(path).st_size)
     fs.limit(0)
     write(path, b"y" * 20_000, offset=4096)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from typing import Any
 
 from engine.vocabulary import FINAL_RESULTS, Result
@@ -22,10 +23,13 @@ from server.rules.disclosure import is_sealed
 from server.rules.ranking import sort_key
 from server.rules.think_time import TimeSignals, flag_reasons, time_signals
 from server.storage.db import Tx
+from server.storage.faults import OUTAGE, is_away
 from server.storage.leaderboards import around, record
 from server.storage.screening import confirmed_since, insert_signals, player_kind
 from server.vocabulary import FlagReason
 from wire import PlayerKind, Standing
+
+log = logging.getLogger(__name__)
 
 
 def counts(live: LiveGame) -> bool:
@@ -121,8 +125,14 @@ class Leaderboards:
         users[0] += 1
         try:
             async with lock:  # one code's updates go out in the order results landed
-                async with self.services.db.read() as tx:
-                    window = await around(tx, code, player_id, 0)
+                try:
+                    async with self.services.db.read() as tx:
+                        window = await around(tx, code, player_id, 0)
+                except Exception as exc:  # a task of its own: nobody else would see it
+                    if not is_away(exc):
+                        raise
+                    OUTAGE.failed(log, "leaderboard push", exc)  # the next result pushes the board again
+                    return
                 if window is not None and window.me is not None:
                     named: dict[str, Any] = {"code": code} if daily is None else {"code": None, **daily}
                     message = {"type": "leaderboard_update", **named, "entry": window.me}
