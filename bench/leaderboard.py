@@ -44,7 +44,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from server.features.leaderboards.model import LEVELS, bucket_deltas
+from server.features.leaderboards.model import LEVELS, SHARDS, bucket_deltas, shard_of
 from server.rules.ranking import sort_key
 from server.storage.db import is_sqlite, make_engine, migrate
 from server.storage.leaderboards import around, position, rebuild_counts, top
@@ -58,7 +58,11 @@ ENTRY_COLUMNS = [
     "code", "player_id", "game_id", "won", "progress", "moves", "elapsed_ms",
     "score", "undos", "result", "finished_ms", "sort_key",
 ]  # fmt: skip
-STRUCTURE = "bucket counts at shifts " + ", ".join(str(shift) for _, shift in LEVELS)
+STRUCTURE = (
+    "bucket counts at shifts "
+    + ", ".join(str(shift) for _, shift in LEVELS)
+    + f", top level in {SHARDS} shards"
+)
 
 
 def player_rows(count: int) -> Iterator[tuple[Any, ...]]:
@@ -186,8 +190,8 @@ UPDATE leaderboard_entries SET game_id = $3, won = $4, progress = $5, moves = $6
 WHERE code = $1 AND player_id = $2
 """
 ADJUST = """
-INSERT INTO leaderboard_counts (code, level, bucket, entries) VALUES ($1, $2, $3, $4)
-ON CONFLICT (code, level, bucket) DO UPDATE SET entries = leaderboard_counts.entries + excluded.entries
+INSERT INTO leaderboard_counts (code, level, bucket, shard, entries) VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (code, level, bucket, shard) DO UPDATE SET entries = leaderboard_counts.entries + excluded.entries
 """
 
 
@@ -205,8 +209,8 @@ async def write_one(conn: Any, row: tuple[Any, ...]) -> None:
         else:
             await conn.execute(REPLACE, *row)
             changes = {old["sort_key"]: -1, key: 1} if old["listed"] else {key: 1}
-        for level, bucket, delta in bucket_deltas(changes):
-            await conn.execute(ADJUST, code, level, bucket, delta)
+        for level, bucket, shard, delta in bucket_deltas(changes, shard_of(player_id)):
+            await conn.execute(ADJUST, code, level, bucket, shard, delta)
 
 
 def writer_rows(existing: int, seed: int) -> Iterator[tuple[Any, ...]]:

@@ -35,6 +35,7 @@ from server.features.leaderboards.model import (
     encode_cursor,
     entry_json,
     ranks,
+    shard_of,
 )
 from server.storage.db import Tx
 from server.storage.dialect import upsert
@@ -71,7 +72,7 @@ async def record(tx: Tx, values: dict[str, Any]) -> bool:
             if (await tx.execute(statement)).first() is None:
                 continue  # another transaction inserted it first: compare with theirs
             if values["listed"]:
-                await adjust(tx, board, {new: 1})
+                await adjust(tx, board, {new: 1}, shard_of(player_id))
             return True
         if old.sort_key <= new:
             return False
@@ -81,7 +82,7 @@ async def record(tx: Tx, values: dict[str, Any]) -> bool:
             changes[old.sort_key] = -1
         if values["listed"]:
             changes[new] = changes.get(new, 0) + 1
-        await adjust(tx, board, changes)
+        await adjust(tx, board, changes, shard_of(player_id))
         return True
     return False
 
@@ -101,7 +102,7 @@ async def set_standing(
     listed = standing in LISTED_STANDINGS and not banned
     await tx.execute(update(LeaderboardEntry).where(mine).values(standing=standing, listed=listed))
     if listed != bool(row.listed):
-        await adjust(tx, board_key(code, row.kind), {row.sort_key: 1 if listed else -1})
+        await adjust(tx, board_key(code, row.kind), {row.sort_key: 1 if listed else -1}, shard_of(player_id))
     return dict(row._mapping)
 
 
@@ -111,16 +112,18 @@ async def hide_player(tx: Tx, player_id: str) -> int:
     for row in rows:
         mine = (T.c.code == row.code) & (T.c.player_id == player_id)
         await tx.execute(update(LeaderboardEntry).where(mine).values(listed=False))
-        await adjust(tx, board_key(row.code, row.kind), {row.sort_key: -1})
+        await adjust(tx, board_key(row.code, row.kind), {row.sort_key: -1}, shard_of(player_id))
     return len(rows)
 
 
-async def adjust(tx: Tx, code: str, changes: dict[int, int]) -> None:
-    """Move counts between buckets, always in the same order (no lock-order deadlocks)."""
-    for level, bucket, delta in bucket_deltas(changes):
-        stmt = upsert(tx, C).values(code=code, level=level, bucket=bucket, entries=delta)
+async def adjust(tx: Tx, code: str, changes: dict[int, int], shard: int = 0) -> None:
+    """Move counts between buckets, always in the same order (no lock-order deadlocks); the
+    top level's in ``shard`` (:func:`shard_of`)."""
+    for level, bucket, part, delta in bucket_deltas(changes, shard):
+        stmt = upsert(tx, C).values(code=code, level=level, bucket=bucket, shard=part, entries=delta)
         stmt = stmt.on_conflict_do_update(
-            index_elements=["code", "level", "bucket"], set_={"entries": C.c.entries + stmt.excluded.entries}
+            index_elements=["code", "level", "bucket", "shard"],
+            set_={"entries": C.c.entries + stmt.excluded.entries},
         )
         await tx.execute(stmt)
 

@@ -181,8 +181,8 @@ async def counts_match(db: AsyncEngine) -> None:
     """The kept bucket counts equal a recount of the listed entries, bucket by bucket."""
     async with db.connect() as tx:
         for level, shift in LEVELS:
-            kept_sql = "SELECT code, bucket, entries FROM leaderboard_counts WHERE level = :l"
-            kept_sql += " AND entries <> 0"
+            kept_sql = "SELECT code, bucket, sum(entries) FROM leaderboard_counts WHERE level = :l"
+            kept_sql += " GROUP BY code, bucket HAVING sum(entries) <> 0"  # the shards summed
             kept = (await tx.execute(text(kept_sql), {"l": level})).all()
             board = "CASE WHEN kind = 'bot' THEN 'bot:' || code ELSE code END"
             recount_sql = (
