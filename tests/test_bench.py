@@ -111,10 +111,11 @@ def test_engine_bench_prints_rates() -> None:
 
 def test_leaderboard_bench_times_both_queries(tmp_path: Path) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'board.db'}"
-    result = last_json("leaderboard.py", "--db", url, "--entries", "2000", "--queries", "20")
-    assert result["entries"] == 2000
-    assert 0 < result["top50_p50_ms"] <= result["top50_p99_ms"]
-    assert 0 < result["rank_p50_ms"] <= result["rank_p99_ms"]
+    result = last_json("leaderboard.py", "--db", url, "--sizes", "2000,3000", "--queries", "20")
+    assert [size["entries"] for size in result["sizes"]] == [2000, 3000]
+    for size in result["sizes"]:
+        for read in ("top50", "rank", "neighbours"):
+            assert 0 < size[f"{read}_p50_ms"] <= size[f"{read}_p99_ms"]
 
 
 def test_solver_bench_accounts_for_every_deal() -> None:

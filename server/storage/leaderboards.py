@@ -22,8 +22,8 @@ from sqlalchemy import (
     literal,
     literal_column,
     select,
+    text,
     tuple_,
-    union_all,
     update,
 )
 
@@ -35,6 +35,7 @@ from server.features.leaderboards.model import (
     encode_cursor,
     entry_json,
     ranks,
+    shard_of,
 )
 from server.storage.db import Tx
 from server.storage.dialect import upsert
@@ -71,7 +72,7 @@ async def record(tx: Tx, values: dict[str, Any]) -> bool:
             if (await tx.execute(statement)).first() is None:
                 continue  # another transaction inserted it first: compare with theirs
             if values["listed"]:
-                await adjust(tx, board, {new: 1})
+                await adjust(tx, board, {new: 1}, shard_of(player_id))
             return True
         if old.sort_key <= new:
             return False
@@ -81,7 +82,7 @@ async def record(tx: Tx, values: dict[str, Any]) -> bool:
             changes[old.sort_key] = -1
         if values["listed"]:
             changes[new] = changes.get(new, 0) + 1
-        await adjust(tx, board, changes)
+        await adjust(tx, board, changes, shard_of(player_id))
         return True
     return False
 
@@ -101,7 +102,7 @@ async def set_standing(
     listed = standing in LISTED_STANDINGS and not banned
     await tx.execute(update(LeaderboardEntry).where(mine).values(standing=standing, listed=listed))
     if listed != bool(row.listed):
-        await adjust(tx, board_key(code, row.kind), {row.sort_key: 1 if listed else -1})
+        await adjust(tx, board_key(code, row.kind), {row.sort_key: 1 if listed else -1}, shard_of(player_id))
     return dict(row._mapping)
 
 
@@ -111,16 +112,18 @@ async def hide_player(tx: Tx, player_id: str) -> int:
     for row in rows:
         mine = (T.c.code == row.code) & (T.c.player_id == player_id)
         await tx.execute(update(LeaderboardEntry).where(mine).values(listed=False))
-        await adjust(tx, board_key(row.code, row.kind), {row.sort_key: -1})
+        await adjust(tx, board_key(row.code, row.kind), {row.sort_key: -1}, shard_of(player_id))
     return len(rows)
 
 
-async def adjust(tx: Tx, code: str, changes: dict[int, int]) -> None:
-    """Move counts between buckets, always in the same order (no lock-order deadlocks)."""
-    for level, bucket, delta in bucket_deltas(changes):
-        stmt = upsert(tx, C).values(code=code, level=level, bucket=bucket, entries=delta)
+async def adjust(tx: Tx, code: str, changes: dict[int, int], shard: int = 0) -> None:
+    """Move counts between buckets, always in the same order (no lock-order deadlocks); the
+    top level's in ``shard`` (:func:`shard_of`)."""
+    for level, bucket, part, delta in bucket_deltas(changes, shard):
+        stmt = upsert(tx, C).values(code=code, level=level, bucket=bucket, shard=part, entries=delta)
         stmt = stmt.on_conflict_do_update(
-            index_elements=["code", "level", "bucket"], set_={"entries": C.c.entries + stmt.excluded.entries}
+            index_elements=["code", "level", "bucket", "shard"],
+            set_={"entries": C.c.entries + stmt.excluded.entries},
         )
         await tx.execute(stmt)
 
@@ -150,39 +153,64 @@ def _on_board(code: str, kind: str) -> Any:
     return (T.c.code == code) & (T.c.kind == kind) & T.c.listed
 
 
-def better_parts(code: str, key: int, kind: str = PlayerKind.HUMAN) -> list[Any]:
-    """Scalar subqueries whose sum counts the entries ranked strictly better than ``key``.
+def _better_sql(key: str, board: str, code: str, kind: str) -> str:
+    """SQL for the number of listed entries ranked strictly better than the key ``key`` (an SQL
+    expression): one bucket sum per level of ``LEVELS`` and one count inside the smallest bucket.
 
-    Three bucket sums (a few hundred rows at most) and one count of the
-    entries inside the key's own smallest bucket (65.5 s of play time).
+    Each sum is a range of the counts' primary key bounded by the data's spread
+    (the distinct progress values; the distinct move counts at one progress; the
+    65.5 s steps at one move count), never by the board's size.
     """
-    b0, b1, b2 = (key >> shift for _, shift in LEVELS)
-    counted = board_key(code, kind)
+    sums, previous = [], None
+    for level, shift in LEVELS:
+        high = f"(({key}) >> {shift})"
+        where = f"code = {board} AND level = {level} AND bucket < {high}"
+        if previous is not None:
+            where += f" AND bucket >= ((({key}) >> {previous}) << {previous - shift})"
+        sums.append(f"(SELECT coalesce(sum(entries), 0) FROM leaderboard_counts WHERE {where})")
+        previous = shift
+    last = LEVELS[-1][1]
+    inside = (
+        f"(SELECT count(*) FROM leaderboard_entries WHERE code = {code} AND kind = {kind} AND listed = :yes"
+        f" AND sort_key >= ((({key}) >> {last}) << {last}) AND sort_key < ({key}))"
+    )
+    return " + ".join([*sums, inside])
 
-    def total(level: int, low: int | None, high: int) -> Any:
-        where = [C.c.code == counted, C.c.level == level, C.c.bucket < high]
-        if low is not None:
-            where.append(C.c.bucket >= low)
-        return select(func.coalesce(func.sum(C.c.entries), 0)).where(*where).scalar_subquery()
 
-    inside = select(func.count()).where(_on_board(code, kind), T.c.sort_key >= b2 << 16, T.c.sort_key < key)
-    return [total(0, None, b0), total(1, b0 << 20, b1), total(2, b1 << 20, b2), inside.scalar_subquery()]
+def _ties_sql(key: str, player: str, code: str, kind: str) -> str:
+    """SQL for the entries with the same key listed before ``player`` (a short index range)."""
+    return (
+        f"(SELECT count(*) FROM leaderboard_entries WHERE code = {code} AND kind = {kind} AND listed = :yes"
+        f" AND sort_key = ({key}) AND player_id < ({player}))"
+    )
 
 
-def ties_part(code: str, key: int, player_id: str, kind: str = PlayerKind.HUMAN) -> Any:
-    """Entries with the same key listed before this one (a short index range)."""
-    query = select(func.count()).where(_on_board(code, kind), T.c.sort_key == key, T.c.player_id < player_id)
-    return query.scalar_subquery()
+_KEY = "CAST(:key AS BIGINT)"  # typed: PostgreSQL has many >> operators
+_POSITION = text(
+    f"SELECT {_ties_sql(_KEY, ':player', ':code', ':kind')} AS ties,"
+    f" {_better_sql(_KEY, ':board', ':code', ':kind')} AS better"
+)
+
+
+def _params(code: str, kind: str, **more: Any) -> dict[str, Any]:
+    return {"code": code, "kind": kind, "board": board_key(code, kind), "yes": True, **more}
 
 
 async def position(
     tx: Tx, code: str, key: int, player_id: str, kind: str = PlayerKind.HUMAN
 ) -> tuple[int, int]:
     """(entries listed before this one, entries ranked strictly better): one round trip."""
-    query = select(ties_part(code, key, player_id, kind), *better_parts(code, key, kind))
-    parts = (await tx.execute(query)).one()
-    better = sum(int(part) for part in parts[1:])
-    return better + int(parts[0]), better
+    row = (await tx.execute(_POSITION, _params(code, kind, key=key, player=player_id))).one()
+    better = int(row.better)
+    return better + int(row.ties), better
+
+
+async def board_size(tx: Tx, code: str, kind: str = PlayerKind.HUMAN) -> int:
+    """How many entries a board lists: a sum over its top-level buckets (a few dozen rows)."""
+    query = select(func.coalesce(func.sum(C.c.entries), 0)).where(
+        C.c.code == board_key(code, kind), C.c.level == LEVELS[0][0]
+    )
+    return int((await tx.execute(query)).scalar_one())
 
 
 async def top(
@@ -238,9 +266,44 @@ def _ranked(rows: Sequence[Row[Any]], offset: int, less: int) -> list[dict[str, 
     return [entry_json(r, n) for r, n in zip(rows, numbers, strict=True)]
 
 
-def _branch(kind: str, query: Select[Any]) -> Select[Any]:
-    inner = query.subquery()
-    return select(literal_column(f"'{kind}'").label("part"), *inner.c)
+_COLUMNS = (
+    "code, player_id, game_id, won, progress, moves, elapsed_ms, score, undos, result, finished_ms,"
+    " sort_key, standing"
+)
+_LISTED = "code = :code AND kind = :kind AND listed = :yes"
+# A player's entry, its neighbours and every count their ranks need, in one statement: the
+# ranks of a window follow from the position of its first entry and the number of entries
+# strictly better than that first one (``ranks``).
+_AROUND = text(
+    f"""
+WITH me AS (
+  SELECT {_COLUMNS} FROM leaderboard_entries WHERE {_LISTED} AND player_id = :player
+),
+above AS (
+  SELECT {_COLUMNS} FROM leaderboard_entries
+  WHERE {_LISTED} AND (sort_key, player_id) < ((SELECT sort_key FROM me), (SELECT player_id FROM me))
+  ORDER BY sort_key DESC, player_id DESC LIMIT :radius
+),
+below AS (
+  SELECT {_COLUMNS} FROM leaderboard_entries
+  WHERE {_LISTED} AND (sort_key, player_id) > ((SELECT sort_key FROM me), (SELECT player_id FROM me))
+  ORDER BY sort_key, player_id LIMIT :radius
+),
+shown AS (
+  SELECT 'a' AS part, {_COLUMNS} FROM above
+  UNION ALL SELECT 'm', {_COLUMNS} FROM me
+  UNION ALL SELECT 'b', {_COLUMNS} FROM below
+),
+head AS (SELECT sort_key, player_id FROM shown ORDER BY sort_key, player_id LIMIT 1),
+counts AS (
+  SELECT {_ties_sql("SELECT sort_key FROM head", "SELECT player_id FROM head", ":code", ":kind")} AS ties,
+    {_better_sql("SELECT sort_key FROM head", ":board", ":code", ":kind")} AS better
+)
+SELECT shown.*, players.name, counts.ties, counts.better
+FROM shown JOIN players ON players.id = shown.player_id CROSS JOIN counts
+ORDER BY shown.sort_key, shown.player_id
+"""
+)
 
 
 async def around(
@@ -248,27 +311,14 @@ async def around(
 ) -> Window | None:
     """A player's listed entry with up to ``radius`` entries either side, all ranked; None if absent.
 
-    Two round trips: the window (one UNION ALL keyed on the player's own row),
-    then every count the ranks need.
+    One round trip, one statement prepared once per connection (:data:`_AROUND`).
     """
-    board = _entries().where(_on_board(code, kind))
-    key = select(T.c.sort_key).where(_on_board(code, kind), T.c.player_id == player_id).scalar_subquery()
-    mine, here = tuple_(T.c.sort_key, T.c.player_id), tuple_(key, literal(player_id))
-    above = board.where(mine < here).order_by(T.c.sort_key.desc(), T.c.player_id.desc()).limit(radius)
-    below = board.where(mine > here).order_by(T.c.sort_key, T.c.player_id).limit(radius)
-    me_q = board.where(T.c.player_id == player_id)
-    rows = (await tx.execute(union_all(_branch("m", me_q), _branch("a", above), _branch("b", below)))).all()
-    me = next((r for r in rows if r.part == "m"), None)
-    if me is None:
+    params = _params(code, kind, player=player_id, radius=radius)
+    window = list((await tx.execute(_AROUND, params)).all())
+    mine = [i for i, row in enumerate(window) if row.part == "m"]
+    if not mine:
         return None
-    up = sorted((r for r in rows if r.part == "a"), key=lambda r: (r.sort_key, r.player_id))
-    down = sorted((r for r in rows if r.part == "b"), key=lambda r: (r.sort_key, r.player_id))
-    window = [*up, me, *down]
     first = window[0]
-    counts = select(ties_part(code, me.sort_key, player_id, kind), *better_parts(code, me.sort_key, kind))
-    counts = counts.add_columns(*better_parts(code, first.sort_key, kind))
-    parts = [int(p) for p in (await tx.execute(counts)).one()]
-    better_me, better_first = sum(parts[1:5]), sum(parts[5:9])
-    start = better_me + parts[0] - len(up)
-    entries = _ranked(window, start, better_first)
-    return Window(entries, me=entries[len(up)])
+    better = int(first.better)
+    entries = _ranked(window, better + int(first.ties), better)
+    return Window(entries, me=entries[mine[0]])

@@ -189,6 +189,9 @@ class LeaderboardCount(Base):
     code: Mapped[str] = mapped_column(String(24), primary_key=True)
     level: Mapped[int] = mapped_column(Integer, primary_key=True)
     bucket: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    # Migration 0012: the top level's counts are spread over ``SHARDS`` rows per bucket (any
+    # shard takes any change: only their sum means anything), so results do not queue on them.
+    shard: Mapped[int] = mapped_column(Integer, primary_key=True, server_default="0")
     entries: Mapped[int] = mapped_column(Integer)
 
 

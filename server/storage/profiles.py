@@ -25,7 +25,7 @@ from server.features.profiles.model import (
 )
 from server.storage.db import Tx
 from server.storage.dialect import upsert
-from server.storage.leaderboards import position
+from server.storage.leaderboards import board_size, position
 from server.storage.models import (
     GameRow,
     LeaderboardEntry,
@@ -164,8 +164,7 @@ async def fix_ranks(tx: Tx, player_id: str, today: str, at_most: int = FIX_AT_ON
                 fixed += 1
             continue
         _, better = await position(tx, row.code, entry.sort_key, player_id, entry.kind)
-        board = (ENTRIES.c.code == row.code) & (ENTRIES.c.kind == entry.kind) & ENTRIES.c.listed
-        entries = int((await tx.execute(select(func.count()).where(board))).scalar_one())
+        entries = await board_size(tx, row.code, entry.kind)  # the listed entries, from the counts
         rank = better + 1
         share = percentile(rank, entries)
         if not await _settle(tx, player_id, row.code, rank, entries, share):

@@ -9,6 +9,7 @@ a board is an index range and a rank is an index-only count
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,15 +20,23 @@ from wire import ErrorCode
 DEFAULT_LIMIT, MAX_LIMIT = 50, 100
 DEFAULT_RADIUS, MAX_RADIUS = 5, 25
 LEVELS = ((0, 56), (1, 36), (2, 16))  # (level, shift): won+progress; + moves; + time in 65.5 s steps
+SHARDS = 8  # rows per top-level bucket: its few buckets take every result, the others spread
 
 
-def bucket_deltas(changes: dict[int, int]) -> list[tuple[int, int, int]]:
-    """(level, bucket, delta) for every bucket an entry leaves or joins, sorted, zeros dropped."""
-    deltas: dict[tuple[int, int], int] = {}
+def shard_of(player_id: str) -> int:
+    """The top-level shard a player's changes go to (stable, so a player's own changes meet)."""
+    return zlib.crc32(player_id.encode()) % SHARDS
+
+
+def bucket_deltas(changes: dict[int, int], shard: int = 0) -> list[tuple[int, int, int, int]]:
+    """(level, bucket, shard, delta) for every bucket an entry leaves or joins, sorted (the
+    order rows are locked in), zeros dropped; the top level's rows in ``shard``."""
+    deltas: dict[tuple[int, int, int], int] = {}
     for key, delta in changes.items():
         for level, shift in LEVELS:
-            deltas[(level, key >> shift)] = deltas.get((level, key >> shift), 0) + delta
-    return sorted((level, bucket, d) for (level, bucket), d in deltas.items() if d)
+            row = (level, key >> shift, shard if level == LEVELS[0][0] else 0)
+            deltas[row] = deltas.get(row, 0) + delta
+    return sorted((*row, d) for row, d in deltas.items() if d)
 
 
 @dataclass
