@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0012_board_count_shards"
-down_revision = "0010_results_log"
+down_revision = "0011_admin_tokens"
 branch_labels = None
 depends_on = None
 
