@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, ViewportSize, expect
 
-from tests.browser.conftest import DESKTOP, PHONE
+from tests.browser.conftest import PHONE
 from tests.browser.helpers import board, open_code, wait_attribute
 
 pytestmark = pytest.mark.browser
@@ -27,10 +27,10 @@ RUN_AXE = """async () => {
   });
   return result.violations
     .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => ({ id: v.id, impact: v.impact, help: v.help,
+    .map((v) => ({ id: v.id, impact: v.impact, help: v.help, count: v.nodes.length,
                    nodes: v.nodes.slice(0, 4).map((n) => n.target.join(" ") + " :: " + n.failureSummary) }));
 }"""
-SIZES: dict[str, ViewportSize] = {"desktop": DESKTOP, "phone": PHONE}
+SIZES: dict[str, ViewportSize] = {"desktop": {"width": 1366, "height": 768}, "phone": PHONE}
 LOCALES = {"en": "en-GB", "hu": "hu-HU", "ro": "ro-RO"}
 
 
@@ -52,7 +52,7 @@ def checked(request: pytest.FixtureRequest, browser: Browser) -> Iterator[tuple[
 
 def findings(page: Page, where: str) -> list[str]:
     found: list[dict[str, Any]] = page.evaluate(RUN_AXE)
-    return [f"{where}: {v['impact']} {v['id']} ({v['help']}) {v['nodes']}" for v in found]
+    return [f"{where}: {v['count']} {v['impact']} {v['id']} ({v['help']}) {v['nodes']}" for v in found]
 
 
 def test_no_serious_findings_on_any_page(checked: tuple[Page, str], site: str) -> None:
@@ -78,6 +78,7 @@ def test_no_serious_findings_on_any_page(checked: tuple[Page, str], site: str) -
         ("#btn-settings", "#dlg-settings"),
         ("#btn-help", "#dlg-help"),
         ("#btn-give-up", "#dlg-confirm"),
+        ("#btn-share", "#dlg-share"),
     ):
         page.locator(button).click()
         expect(page.locator(dialog)).to_be_visible()
@@ -95,6 +96,13 @@ def test_no_serious_findings_on_any_page(checked: tuple[Page, str], site: str) -
     expect(page.locator("#dlg-solution")).to_have_attribute("data-state", "refused")
     problems += findings(page, "solution dialog")
     page.keyboard.press("Escape")
+    game_id = board(page).get_attribute("data-game-id")
+    page.goto(f"{site}/#replay={game_id}")
+    expect(page.locator("#replay-step")).to_be_visible()
+    problems += findings(page, "a replay")
+    page.goto(f"{site}/#profile")
+    expect(page.locator("#profile-title")).to_be_visible()
+    problems += findings(page, "profile")
     page.goto(f"{site}/#leaderboards")
     expect(page.locator("#board-table tbody tr.me").first).to_be_visible()
     problems += findings(page, "leaderboards")

@@ -147,7 +147,7 @@ class App {
     this.showView("play");
     this.endDialog.close();
     await this.startAndLink(fields);
-    document.getElementById("board").focus({ preventScroll: true });
+    this.play.focusBoard();
   }
 
   async openGame(gameId) {
