@@ -51,7 +51,7 @@ def keyed_count(game: Game, src: str, dst: str) -> int:
         return 1
     columns = view["board"]["columns"]
     cards, dest = columns[int(src[4:]) - 1], columns[int(dst[4:]) - 1]
-    run = max(1, view["hints"]["runs"].get(src, 0))
+    run = max(1, int(view["hints"]["runs"].get(src, 0)))
     if not dest:
         limit = view["board"]["group_limit_to_empty"]
         return max(1, min(run, run if limit is None else int(limit)))
