@@ -112,7 +112,7 @@ def test_no_serious_findings_on_any_page(checked: tuple[Page, str], site: str) -
     page.locator("#race-lobby button[type=submit]").first.click()  # open a race: its own page
     expect(page.locator("#race-status")).to_be_visible()
     problems += findings(page, "a race")
-    assert problems == []
+    assert not problems, "\n".join(problem[:160] for problem in problems)
     # The check itself works: a button without a name is a critical finding.
     page.evaluate("document.body.append(Object.assign(document.createElement('button'), {id: 'nameless'}))")
     assert any("button-name" in problem for problem in findings(page, "a broken page"))
