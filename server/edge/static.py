@@ -147,7 +147,7 @@ class ClientBundle:
         if not (SW_CACHE.search(text) and SW_BUILT.search(text)):
             raise ValueError("sw.js has no CACHE or BUILT line to fill")
         text = SW_CACHE.sub(f'const CACHE = "solitaire-client-{self.build}";', text, count=1)
-        built = json.dumps([self.url(name) for name in self.files], indent=2)
+        built = "[\n" + "".join(f"  {json.dumps(self.url(name))},\n" for name in self.files) + "]"
         return SW_BUILT.sub(lambda _: f"const BUILT = {built};", text, count=1).encode("utf-8")
 
     def lookup(self, path: str) -> tuple[Asset, str] | None:

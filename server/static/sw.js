@@ -8,6 +8,7 @@
 const CACHE = "solitaire-client-v1"; // the server names it after the build it serves
 const FILES = [
   "./",
+  "index.html",
   "icon.svg",
   "manifest.webmanifest",
   "icons/icon-192.png",

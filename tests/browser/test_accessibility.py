@@ -7,6 +7,9 @@ page's Content Security Policy does not govern, so the pages are checked as serv
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -116,3 +119,29 @@ def test_no_serious_findings_on_any_page(checked: tuple[Page, str], site: str) -
     # The check itself works: a button without a name is a critical finding.
     page.evaluate("document.body.append(Object.assign(document.createElement('button'), {id: 'nameless'}))")
     assert any("button-name" in problem for problem in findings(page, "a broken page"))
+
+
+def test_the_vendored_axe_is_the_locked_version(browser: Browser) -> None:
+    """vendor/axe.min.js is the axe-core that tests/browser/package-lock.json names: its banner,
+    its own axe.version, and its SHA-256 as the package's sri-history.json gives it."""
+    here = Path(__file__).resolve().parent
+    lock = json.loads((here / "package-lock.json").read_text(encoding="utf-8"))
+    wanted = json.loads((here / "package.json").read_text(encoding="utf-8"))["devDependencies"]["axe-core"]
+    locked = lock["packages"]["node_modules/axe-core"]["version"]
+    assert locked == wanted and lock["packages"][""]["devDependencies"]["axe-core"] == wanted
+    body = AXE.read_bytes()
+    assert body.startswith(f"/*! axe v{locked}\n".encode())
+    sri = json.loads((here / "vendor" / "axe-core-sri.json").read_text(encoding="utf-8"))
+    digest = "sha256-" + base64.b64encode(hashlib.sha256(body).digest()).decode()
+    assert sri[locked]["axe.min.js"] == digest
+    major, minor = (int(part) for part in locked.split(".")[:2])
+    assert (major, minor) >= (4, 10)
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.add_script_tag(content=body.decode("utf-8"))
+        assert page.evaluate("axe.version") == locked
+        rules = page.evaluate("axe.getRules().map((r) => r.ruleId)")
+        assert "label-content-name-mismatch" in rules
+    finally:
+        context.close()
