@@ -130,3 +130,19 @@ def test_left_handed_layout_puts_the_piles_on_the_left(page: Page, site: str) ->
     assert box(at(page, "stock"))["x"] < box(at(page, "heart:25"))["x"]
     undo, code = box(page.locator("#btn-undo")), box(page.locator("#info-code"))
     assert undo["x"] < code["x"], "the buttons are on the left"
+
+
+def test_restart_deals_the_same_code_again(page: Page, site: str) -> None:
+    first = open_code(page, site, HH_CODE)
+    for n in (1, 2):
+        page.locator("body").press("d")
+        wait_seq(page, n)
+    page.locator("#btn-restart").click()
+    expect(page.locator("#board")).not_to_have_attribute("data-game-id", first)
+    wait_seq(page, 0)
+    expect(page.locator("#info-code")).to_have_text(HH_CODE)
+    expect(page.locator("#info-moves")).to_have_text("0")
+    # A daily's code is sealed: no restart there.
+    page.goto(f"{site}/#daily=HH1-N")
+    expect(page.locator("#daily-context")).to_be_visible()
+    expect(page.locator("#btn-restart")).to_be_hidden()

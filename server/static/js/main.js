@@ -55,6 +55,7 @@ class App {
   }
 
   wire() {
+    document.getElementById("btn-restart").addEventListener("click", () => this.restart());
     this.net.addEventListener("status", (ev) => this.onConnection(ev.detail.state));
     this.net.addEventListener("ready", (ev) => this.onReady(ev.detail));
     this.net.addEventListener("fatal", (ev) => this.onFatal(ev.detail));
@@ -150,6 +151,12 @@ class App {
     this.endDialog.close();
     await this.startAndLink(fields);
     this.play.focusBoard();
+  }
+
+  /** The same deal again from its start: a new game of the current one's code. */
+  async restart() {
+    const code = this.session.state && this.session.state.code;
+    if (code) await this.start({ code }).catch((error) => toast(errorText(error), { kind: "error" }));
   }
 
   async openGame(gameId) {

@@ -31,6 +31,7 @@ export class PlayView {
     this.banner = document.getElementById("banner");
     this.undoButton = document.getElementById("btn-undo");
     this.giveUpButton = document.getElementById("btn-give-up");
+    this.restartButton = document.getElementById("btn-restart");
     this.animator = new Animator(this.root);
     this.previous = null;
     this.info = new InfoBar();
@@ -74,6 +75,7 @@ export class PlayView {
     this.info.show(state);
     this.undoButton.disabled = !this.canPlay || state.undo_depth === 0;
     this.giveUpButton.hidden = !this.canPlay;
+    this.restartButton.hidden = !state.code || !this.session.isOwner; // a daily's code is sealed
     this.solutionButton.hidden = !isFinished(info, state);
     this.showBanner(state, info, role);
     if (fresh) this.focusBoard();
@@ -287,6 +289,7 @@ export class PlayView {
     this.banner.hidden = true;
     this.undoButton.disabled = true;
     this.giveUpButton.hidden = true;
+    this.restartButton.hidden = true;
     this.solutionButton.hidden = true;
     for (const key of ["seq", "status", "role", "gameId", "game"]) delete this.root.dataset[key];
   }
