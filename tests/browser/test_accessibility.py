@@ -145,3 +145,22 @@ def test_the_vendored_axe_is_the_locked_version(browser: Browser) -> None:
         assert "label-content-name-mismatch" in rules
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("theme", ["ocean", "wine", "contrast"])
+def test_every_theme_has_no_serious_findings(browser: Browser, site: str, theme: str) -> None:
+    """The themes (js/appearance.js) keep the contrast axe asks for, on both boards."""
+    context = browser.new_context(viewport=SIZES["desktop"], reduced_motion="reduce")
+    context.add_init_script(path=str(AXE))
+    settings = json.dumps({"theme": theme})
+    context.add_init_script(f"localStorage.setItem('solitaire.settings', {json.dumps(settings)})")
+    try:
+        page = context.new_page()
+        problems: list[str] = []
+        for code in ("HH1-N-AAAAAC5", "SH1-C2-AAAAAJ2"):
+            open_code(page, site, code)
+            expect(page.locator("html")).to_have_attribute("data-theme", theme)
+            problems += findings(page, f"{code} in {theme}")
+        assert not problems, "\n".join(problem[:160] for problem in problems)
+    finally:
+        context.close()
