@@ -319,7 +319,8 @@ def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -
     ]
     if STATIC_DIR.is_dir():
         routes.append(facts.route())  # generated, before the files it sits among
-        routes.append(Mount("/", ClientFiles(directory=STATIC_DIR, html=True), name="static"))
+        client = ClientFiles(directory=STATIC_DIR, generated=facts.generated())
+        routes.append(Mount("/", client, name="static"))
     middleware = [  # outermost first: a refused Host still gets the security headers
         Middleware(RequestIds),  # X-Request-ID and the HTTP metrics, of every request
         Middleware(SecurityHeaders, policy=policy),

@@ -91,6 +91,11 @@ def module_text(values: dict[str, Any]) -> str:
     return HEADER + FROZEN + "".join(exports)
 
 
+def generated() -> dict[str, bytes]:
+    """The module as a file of the client's bundle (server/edge/static.py), by its path there."""
+    return {PATH.removeprefix("/"): module_text(facts()).encode("utf-8")}
+
+
 def route() -> Route:
     """``GET /js/facts.js``: the module, built once; revalidated by its ETag (the service worker
     fetches it again on every visit)."""

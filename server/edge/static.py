@@ -1,7 +1,25 @@
-"""Files served as they are: the browser client at ``/``, the published schemas under ``/api/schema``."""
+"""Files served as they are: the browser client at ``/``, the published schemas under ``/api/schema``.
+
+The client's own files (the page's scripts, styles and catalogs) are read once at start into a
+:class:`ClientBundle`: each is gzipped then, the bundle's content names a build
+(``a/<build>/…`` URLs, cached for a year as immutable), the page links every module of the
+graph from ``js/main.js`` as a ``modulepreload`` (fetched in parallel instead of one import
+after another), and ``index.html`` and ``sw.js`` are written for that build and revalidated on
+every visit (``no-cache``). A module's relative imports resolve under its own build, so the
+files themselves are served unchanged.
+"""
 
 from __future__ import annotations
 
+import gzip
+import hashlib
+import json
+import mimetypes
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
@@ -14,6 +32,19 @@ from server.errors import ProtocolError
 from wire import ErrorCode
 
 PUBLISHED_SCHEMAS = ("asyncapi.json", "openapi.json")
+BUNDLED = ("app.css", "js/*.js", "i18n/*.json")  # the files under a build's URL
+ENTRY = "js/main.js"
+IMMUTABLE = "public, max-age=31536000, immutable"
+REVALIDATE = "no-cache"
+# A module's imports of its neighbours: `from "./x.js"`, `import "./x.js"`, `import("./x.js")`.
+IMPORT = re.compile(r"""(?:\bfrom|\bimport)\s*\(?\s*["'](\.\.?/[^"']+\.js)["']""")
+TEXT_TYPES = {
+    ".js": "text/javascript; charset=utf-8",
+    ".json": "application/json",
+    ".css": "text/css; charset=utf-8",
+}
+SW_CACHE = re.compile(r'^const CACHE = "[^"]*";', re.M)
+SW_BUILT = re.compile(r"^const BUILT = \[\];.*$", re.M)
 
 
 async def schema_file(request: Request) -> Response:
@@ -25,14 +56,141 @@ async def schema_file(request: Request) -> Response:
     return Response(path.read_bytes(), media_type="application/json")
 
 
+@dataclass(frozen=True, slots=True)
+class Asset:
+    """One file as served: its bytes, their gzip, its type and its ETag."""
+
+    body: bytes
+    gzipped: bytes
+    media_type: str
+    etag: str
+
+    @classmethod
+    def of(cls, body: bytes, media_type: str) -> Asset:
+        digest = hashlib.sha256(body).hexdigest()[:20]
+        return cls(body, gzip.compress(body, 9, mtime=0), media_type, f'"{digest}"')
+
+
+def media_type(name: str) -> str:
+    suffix = Path(name).suffix
+    return TEXT_TYPES.get(suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream"
+
+
+def module_graph(files: dict[str, bytes], entry: str = ENTRY) -> list[str]:
+    """Every module reachable from ``entry`` by its imports (static and dynamic), entry first."""
+    seen: list[str] = []
+    todo = [entry]
+    while todo:
+        name = todo.pop(0)
+        if name in seen or name not in files:
+            continue
+        seen.append(name)
+        base = Path(name).parent.as_posix()
+        todo += [_normal(f"{base}/{spec}") for spec in IMPORT.findall(files[name].decode("utf-8"))]
+    return seen
+
+
+def _normal(path: str) -> str:
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part == "..":
+            if parts:
+                parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    return "/".join(parts)
+
+
+class ClientBundle:
+    """The client's files read and compressed once, under the build their content names."""
+
+    def __init__(self, directory: Path, generated: dict[str, bytes]) -> None:
+        files = {
+            p.relative_to(directory).as_posix(): p.read_bytes() for g in BUNDLED for p in directory.glob(g)
+        }
+        files.update(generated)
+        self.files = dict(sorted(files.items()))
+        whole = hashlib.sha256()
+        for name, body in self.files.items():
+            whole.update(name.encode() + b"\0" + hashlib.sha256(body).digest())
+        self.build = whole.hexdigest()[:12]
+        self.prefix = f"a/{self.build}/"
+        self.modules = module_graph(self.files)
+        self.assets = {name: Asset.of(body, media_type(name)) for name, body in self.files.items()}
+        self.index = Asset.of(
+            self.page((directory / "index.html").read_text("utf-8")), "text/html; charset=utf-8"
+        )
+        self.worker = Asset.of(
+            self.service_worker((directory / "sw.js").read_text("utf-8")), TEXT_TYPES[".js"]
+        )
+
+    def url(self, name: str) -> str:
+        return self.prefix + name
+
+    def page(self, html: str) -> bytes:
+        """index.html for this build: its stylesheet and entry module under the build's URL, and
+        a modulepreload for every module of the graph."""
+        preloads = "".join(f'  <link rel="modulepreload" href="{self.url(m)}">\n' for m in self.modules)
+        html = html.replace(
+            '<link rel="stylesheet" href="app.css">', f'<link rel="stylesheet" href="{self.url("app.css")}">'
+        )
+        entry = f'<script type="module" src="{ENTRY}"></script>'
+        if entry not in html:
+            raise ValueError("index.html has no entry module to link")
+        html = html.replace(
+            entry, preloads.lstrip() + f'  <script type="module" src="{self.url(ENTRY)}"></script>'
+        )
+        return html.encode("utf-8")
+
+    def service_worker(self, text: str) -> bytes:
+        """sw.js for this build: its cache named after the build, the build's URLs among its files."""
+        if not (SW_CACHE.search(text) and SW_BUILT.search(text)):
+            raise ValueError("sw.js has no CACHE or BUILT line to fill")
+        text = SW_CACHE.sub(f'const CACHE = "solitaire-client-{self.build}";', text, count=1)
+        built = "[\n" + "".join(f"  {json.dumps(self.url(name))},\n" for name in self.files) + "]"
+        return SW_BUILT.sub(lambda _: f"const BUILT = {built};", text, count=1).encode("utf-8")
+
+    def lookup(self, path: str) -> tuple[Asset, str] | None:
+        """The asset at a served path and its Cache-Control, or None when it is not the bundle's."""
+        if path in (".", "", "index.html"):
+            return self.index, REVALIDATE
+        if path == "sw.js":
+            return self.worker, REVALIDATE
+        if path.startswith(self.prefix) and path[len(self.prefix) :] in self.assets:
+            return self.assets[path[len(self.prefix) :]], IMMUTABLE
+        return None
+
+
+def answer(asset: Asset, cache: str, headers: Headers) -> Response:
+    """The asset, gzipped when the client takes it, or 304 when its copy is current."""
+    common = {"ETag": asset.etag, "Cache-Control": cache, "Vary": "Accept-Encoding"}
+    if headers.get("if-none-match") == asset.etag:
+        return Response(status_code=304, headers=common)
+    if "gzip" in headers.get("accept-encoding", ""):
+        return Response(
+            asset.gzipped, media_type=asset.media_type, headers={**common, "Content-Encoding": "gzip"}
+        )
+    return Response(asset.body, media_type=asset.media_type, headers=common)
+
+
 class ClientFiles(StaticFiles):
     """The browser client's files, mounted at ``/``; never an answer for an API path.
 
     Without this, an unknown ``/api/…`` path (or a POST to one) would reach the
-    static files and get their plain-text 404 or 405.
+    static files and get their plain-text 404 or 405. The bundle's files (see the module's
+    docstring) are answered from memory; the rest (icons, the manifest) from the folder.
     """
+
+    def __init__(self, *, directory: Path, generated: dict[str, bytes], html: bool = True) -> None:
+        super().__init__(directory=directory, html=html)
+        self.bundle = ClientBundle(directory, generated)
 
     async def get_response(self, path: str, scope: Scope) -> Response:
         if path == "api" or path.startswith("api/"):
             raise HTTPException(status_code=404, detail=f"no such route: /{path}")
+        found = self.bundle.lookup(path.replace("\\", "/"))
+        if found is not None and scope["method"] in ("GET", "HEAD"):
+            return answer(*found, Headers(scope=scope))
+        if path.startswith("a/"):  # another build's file: gone
+            raise HTTPException(status_code=404, detail=f"no such file: /{path}")
         return await super().get_response(path, scope)

@@ -1,64 +1,32 @@
 // The service worker: the browser client's own files (the page, its scripts, styles, catalogs
 // and icons) kept in a cache, so a second visit opens at once, even before the network answers.
-// Each file is served from the cache and fetched again in the background (stale while
-// revalidate): a new version of the client shows on the visit after it was published. Nothing
+// The page and its icons are served from the cache and fetched again in the background (stale
+// while revalidate): a new version of the client shows on the visit after it was published. Nothing
 // else is cached: the API, the WebSocket and every other address always go to the server, so
 // play still needs it.
 
-const CACHE = "solitaire-client-v1";
+const CACHE = "solitaire-client-v1"; // the server names it after the build it serves
 const FILES = [
   "./",
   "index.html",
-  "app.css",
   "icon.svg",
   "manifest.webmanifest",
   "icons/icon-192.png",
   "icons/icon-512.png",
   "icons/icon-maskable-512.png",
-  "i18n/en.json",
-  "i18n/hu.json",
-  "i18n/ro.json",
-  "js/account.js",
-  "js/animate.js",
-  "js/cards.js",
-  "js/charts.js",
-  "js/codes.js",
-  "js/competition.js",
-  "js/dailies.js",
-  "js/dailycontext.js",
-  "js/dialogs.js",
-  "js/drag.js",
-  // written by the server at start (server/edge/facts.py), not a file of this folder
-  "js/facts.js",
-  "js/hearts.js",
-  "js/home.js",
-  "js/i18n.js",
-  "js/identity.js",
-  "js/infobar.js",
-  "js/keys.js",
-  "js/leaderboard.js",
-  "js/main.js",
-  "js/messages.js",
-  "js/net.js",
-  "js/play.js",
-  "js/profile.js",
-  "js/races.js",
-  "js/replay.js",
-  "js/router.js",
-  "js/seahaven.js",
-  "js/session.js",
-  "js/settings.js",
-  "js/solution.js",
-  "js/sound.js",
-  "js/ui.js",
 ];
-const OWN = new Set(FILES.map((file) => new URL(file, self.registration.scope).pathname));
+// The build's scripts, styles and catalogs, under content-named URLs (a/<build>/…): the server
+// lists them here when it serves this file (server/edge/static.py). They never change, so they
+// are answered from the cache without asking the server again.
+const BUILT = [];
+const OWN = new Set([...FILES, ...BUILT].map((file) => new URL(file, self.registration.scope).pathname));
+const IMMUTABLE = new Set(BUILT.map((file) => new URL(file, self.registration.scope).pathname));
 
 self.addEventListener("install", (event) => {
   event.waitUntil(
     caches
       .open(CACHE)
-      .then((cache) => cache.addAll(FILES))
+      .then((cache) => cache.addAll([...FILES, ...BUILT]))
       .then(() => self.skipWaiting()),
   );
 });
@@ -80,6 +48,7 @@ self.addEventListener("fetch", (event) => {
     caches.open(CACHE).then(async (cache) => {
       const key = url.pathname; // the fragment and query never change the file
       const cached = await cache.match(key);
+      if (cached && IMMUTABLE.has(key)) return cached;
       const fresh = fetch(request)
         .then((response) => {
           if (response.ok) cache.put(key, response.clone());

@@ -7,6 +7,9 @@ page's Content Security Policy does not govern, so the pages are checked as serv
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +17,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, ViewportSize, expect
 
-from tests.browser.conftest import DESKTOP, PHONE
+from tests.browser.conftest import PHONE
 from tests.browser.helpers import board, open_code, wait_attribute
 
 pytestmark = pytest.mark.browser
@@ -27,10 +30,10 @@ RUN_AXE = """async () => {
   });
   return result.violations
     .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => ({ id: v.id, impact: v.impact, help: v.help,
+    .map((v) => ({ id: v.id, impact: v.impact, help: v.help, count: v.nodes.length,
                    nodes: v.nodes.slice(0, 4).map((n) => n.target.join(" ") + " :: " + n.failureSummary) }));
 }"""
-SIZES: dict[str, ViewportSize] = {"desktop": DESKTOP, "phone": PHONE}
+SIZES: dict[str, ViewportSize] = {"desktop": {"width": 1366, "height": 768}, "phone": PHONE}
 LOCALES = {"en": "en-GB", "hu": "hu-HU", "ro": "ro-RO"}
 
 
@@ -52,7 +55,7 @@ def checked(request: pytest.FixtureRequest, browser: Browser) -> Iterator[tuple[
 
 def findings(page: Page, where: str) -> list[str]:
     found: list[dict[str, Any]] = page.evaluate(RUN_AXE)
-    return [f"{where}: {v['impact']} {v['id']} ({v['help']}) {v['nodes']}" for v in found]
+    return [f"{where}: {v['count']} {v['impact']} {v['id']} ({v['help']}) {v['nodes']}" for v in found]
 
 
 def test_no_serious_findings_on_any_page(checked: tuple[Page, str], site: str) -> None:
@@ -78,6 +81,7 @@ def test_no_serious_findings_on_any_page(checked: tuple[Page, str], site: str) -
         ("#btn-settings", "#dlg-settings"),
         ("#btn-help", "#dlg-help"),
         ("#btn-give-up", "#dlg-confirm"),
+        ("#btn-share", "#dlg-share"),
     ):
         page.locator(button).click()
         expect(page.locator(dialog)).to_be_visible()
@@ -95,6 +99,13 @@ def test_no_serious_findings_on_any_page(checked: tuple[Page, str], site: str) -
     expect(page.locator("#dlg-solution")).to_have_attribute("data-state", "refused")
     problems += findings(page, "solution dialog")
     page.keyboard.press("Escape")
+    game_id = board(page).get_attribute("data-game-id")
+    page.goto(f"{site}/#replay={game_id}")
+    expect(page.locator("#replay-step")).to_be_visible()
+    problems += findings(page, "a replay")
+    page.goto(f"{site}/#profile")
+    expect(page.locator("#profile-title")).to_be_visible()
+    problems += findings(page, "profile")
     page.goto(f"{site}/#leaderboards")
     expect(page.locator("#board-table tbody tr.me").first).to_be_visible()
     problems += findings(page, "leaderboards")
@@ -104,7 +115,52 @@ def test_no_serious_findings_on_any_page(checked: tuple[Page, str], site: str) -
     page.locator("#race-lobby button[type=submit]").first.click()  # open a race: its own page
     expect(page.locator("#race-status")).to_be_visible()
     problems += findings(page, "a race")
-    assert problems == []
+    assert not problems, "\n".join(problem[:160] for problem in problems)
     # The check itself works: a button without a name is a critical finding.
     page.evaluate("document.body.append(Object.assign(document.createElement('button'), {id: 'nameless'}))")
     assert any("button-name" in problem for problem in findings(page, "a broken page"))
+
+
+def test_the_vendored_axe_is_the_locked_version(browser: Browser) -> None:
+    """vendor/axe.min.js is the axe-core that tests/browser/package-lock.json names: its banner,
+    its own axe.version, and its SHA-256 as the package's sri-history.json gives it."""
+    here = Path(__file__).resolve().parent
+    lock = json.loads((here / "package-lock.json").read_text(encoding="utf-8"))
+    wanted = json.loads((here / "package.json").read_text(encoding="utf-8"))["devDependencies"]["axe-core"]
+    locked = lock["packages"]["node_modules/axe-core"]["version"]
+    assert locked == wanted and lock["packages"][""]["devDependencies"]["axe-core"] == wanted
+    body = AXE.read_bytes()
+    assert body.startswith(f"/*! axe v{locked}\n".encode())
+    sri = json.loads((here / "vendor" / "axe-core-sri.json").read_text(encoding="utf-8"))
+    digest = "sha256-" + base64.b64encode(hashlib.sha256(body).digest()).decode()
+    assert sri[locked]["axe.min.js"] == digest
+    major, minor = (int(part) for part in locked.split(".")[:2])
+    assert (major, minor) >= (4, 10)
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.add_script_tag(content=body.decode("utf-8"))
+        assert page.evaluate("axe.version") == locked
+        rules = page.evaluate("axe.getRules().map((r) => r.ruleId)")
+        assert "label-content-name-mismatch" in rules
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("theme", ["ocean", "wine", "contrast"])
+def test_every_theme_has_no_serious_findings(browser: Browser, site: str, theme: str) -> None:
+    """The themes (js/appearance.js) keep the contrast axe asks for, on both boards."""
+    context = browser.new_context(viewport=SIZES["desktop"], reduced_motion="reduce")
+    context.add_init_script(path=str(AXE))
+    settings = json.dumps({"theme": theme})
+    context.add_init_script(f"localStorage.setItem('solitaire.settings', {json.dumps(settings)})")
+    try:
+        page = context.new_page()
+        problems: list[str] = []
+        for code in ("HH1-N-AAAAAC5", "SH1-C2-AAAAAJ2"):
+            open_code(page, site, code)
+            expect(page.locator("html")).to_have_attribute("data-theme", theme)
+            problems += findings(page, f"{code} in {theme}")
+        assert not problems, "\n".join(problem[:160] for problem in problems)
+    finally:
+        context.close()

@@ -135,7 +135,9 @@ def test_winnable_deals_only(page: Page, site: str) -> None:
 def test_sounds_are_off_by_default_and_play_when_on(page: Page, site: str) -> None:
     s = seahaven_scenario()
     open_code(page, site, s.code)
-    played = "() => import('./js/sound.js').then((m) => m.sounds.played.slice())"
+    # The page's own instance of the module: the one under its build's URL (server/edge/static.py).
+    sound = "import(document.querySelector('script[type=module]').src.replace('js/main.js', 'js/sound.js'))"
+    played = f"() => {sound}.then((m) => m.sounds.played.slice())"
     page.evaluate("a => window.solitaire.session.act(a)", {"type": "tap", "at": s.tap_at})
     wait_seq(page, 1)
     assert page.evaluate(played) == []
@@ -146,7 +148,7 @@ def test_sounds_are_off_by_default_and_play_when_on(page: Page, site: str) -> No
     page.evaluate(
         "a => window.solitaire.session.act(a)", {"type": "move", "from": s.bad_drop[0], "to": s.bad_drop[1]}
     )
-    page.wait_for_function("() => import('./js/sound.js').then((m) => m.sounds.played.includes('error'))")
+    page.wait_for_function(f"() => {sound}.then((m) => m.sounds.played.includes('error'))")
     assert page.evaluate(played) == ["move", "error"]
     # Made with Web Audio: the page loads no sound file.
     assert (

@@ -49,8 +49,8 @@ def test_heart_follows_the_deal_geometry(page: Page, site: str) -> None:
     assert boxes[5]["y"] - boxes[1]["y"] == pytest.approx(height / 2, abs=1.5)
     assert boxes[25]["y"] - boxes[1]["y"] == pytest.approx(3 * height, abs=2)
     # The tip is the only free card and it is drawn over the cards it covers.
-    expect(at(page, "heart:25")).to_have_attribute("aria-label", "8 of hearts, free")
-    expect(at(page, "heart:1")).to_have_attribute("aria-label", "Jack of hearts, covered")
+    expect(at(page, "heart:25")).to_have_attribute("aria-label", "8♥, 8 of hearts, free")
+    expect(at(page, "heart:1")).to_have_attribute("aria-label", "J♥, jack of hearts, covered")
     top = page.evaluate(
         "() => { const r = document.querySelector('[data-loc=\"heart:23\"]').getBoundingClientRect();"
         ' return document.elementFromPoint(r.right - 3, r.bottom - 3).closest("[data-loc]").dataset.loc; }'

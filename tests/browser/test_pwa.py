@@ -43,14 +43,22 @@ def test_the_manifest_and_its_icons_are_served(site: str) -> None:
             assert f"{width}x{width}" == icon["sizes"]
 
 
-def test_the_service_worker_lists_every_client_file() -> None:
+def test_the_service_worker_lists_every_client_file(site: str) -> None:
     """A file missing from sw.js's list would not open offline; a listed file that is gone
-    would make its install fail."""
-    listed = set(re.findall(r'^\s+"([^"]+)",$', (STATIC / "sw.js").read_text(), re.M))
+    would make its install fail. The server lists the build's files (under their build URL)."""
+    _, _, body = fetch_file(f"{site}/sw.js")
+    listed = set(re.findall(r'^\s+"([^"]+)",$', body.decode(), re.M))
+    build = {name for name in listed if name.startswith("a/")}
+    (prefix,) = {"/".join(name.split("/")[:2]) + "/" for name in build}
+    bundled = {name.removeprefix(prefix) for name in build}
     files = {
         str(path.relative_to(STATIC)) for path in STATIC.rglob("*") if path.is_file() and path.name != "sw.js"
     }
-    assert listed - {"./"} == files | {facts.PATH.removeprefix("/")}  # the one file the server writes
+    assert listed - build - {"./"} | bundled == files | {
+        facts.PATH.removeprefix("/")
+    }  # the one file the server writes
+    for name in build:
+        assert fetch_file(f"{site}/{name}")[0] == 200
 
 
 def test_a_second_visit_opens_from_the_cache_offline(context: BrowserContext, page: Page, site: str) -> None:

@@ -41,7 +41,7 @@ def test_cells_follow_the_variant(page: Page, site: str) -> None:
     expect(page.locator("#board .foundations .slot-wrap")).to_have_count(4)
     expect(page.locator("#board .column")).to_have_count(10)
     assert column_cards(page, 2) == ["AH", "9S", "AC", "8S", "9D", "4H"]
-    expect(card(page, "3C")).to_have_attribute("aria-label", "3 of clubs, cell 1")
+    expect(card(page, "3C")).to_have_attribute("aria-label", "3♣, 3 of clubs, cell 1")
     open_code(page, site, "SH1-C2-AAAAAJ2")
     expect(page.locator("#board .cells .slot-wrap")).to_have_count(2)
     open_code(page, site, "SH1-C4-AAAAAJ2")

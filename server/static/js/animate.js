@@ -19,8 +19,19 @@ const SYMBOLS = ["♥", "♠", "♦", "♣"];
 
 const reduced = window.matchMedia("(prefers-reduced-motion: reduce)");
 
+let scale = 1; // the settings' animation speed: durations times this, 0 for none (appearance.js)
+
+export function setMotionScale(factor) {
+  scale = factor;
+}
+
 export function motionAllowed() {
-  return !reduced.matches;
+  return !reduced.matches && scale > 0;
+}
+
+/** A duration at the chosen speed. */
+function ms(duration) {
+  return duration * scale;
 }
 
 /** One visible card: its element, what it shows, and where. */
@@ -77,7 +88,7 @@ export class Animator {
       }
       if (was.card !== now.card && el.dataset.loc !== "stock") continue; // redrawn in place
       if (Math.abs(was.rect.left - now.rect.left) > 1 || Math.abs(was.rect.top - now.rect.top) > 1) {
-        const delay = Math.min(moved * STAGGER_MS, MAX_STAGGER_MS);
+        const delay = ms(Math.min(moved * STAGGER_MS, MAX_STAGGER_MS));
         moved += 1;
         moves.push(() => this.glide(el, was.rect, now.rect, delay));
       }
@@ -100,7 +111,7 @@ export class Animator {
         { transform: `translate(${dx}px, ${dy}px) scale(${sx}, ${sy})`, zIndex: 50 },
         { transform: "none", zIndex: 50 },
       ],
-      { duration: GLIDE_MS, delay, easing: "cubic-bezier(.2,.7,.3,1)", fill: "backwards" },
+      { duration: ms(GLIDE_MS), delay, easing: "cubic-bezier(.2,.7,.3,1)", fill: "backwards" },
     );
     this.running.push(animation);
   }
@@ -108,7 +119,7 @@ export class Animator {
   fadeIn(el) {
     const animation = el.animate(
       [{ opacity: 0, transform: "translateY(-24px) scale(.7)" }, { opacity: 1, transform: "none" }],
-      { duration: LEAVE_MS, easing: "ease-out", fill: "backwards" },
+      { duration: ms(LEAVE_MS), easing: "ease-out", fill: "backwards" },
     );
     this.running.push(animation);
   }
@@ -131,7 +142,7 @@ export class Animator {
       ? { transform: `translate(${to.left - was.rect.left}px, ${to.top - was.rect.top}px)`, opacity: 0.4 }
       : { transform: "translateY(-40px) scale(.6) rotate(-8deg)", opacity: 0 };
     const animation = ghost.animate([{ transform: "none", opacity: 1 }, end], {
-      duration: LEAVE_MS,
+      duration: ms(LEAVE_MS),
       easing: "ease-in",
       fill: "forwards",
     });
@@ -182,10 +193,10 @@ export class Animator {
           { transform: `translate(${Math.cos(angle) * reach}px, ${Math.sin(angle) * reach}px) scale(1.4)`, opacity: 1, offset: 0.55 },
           { transform: `translate(${Math.cos(angle) * reach}px, ${Math.sin(angle) * reach + 160}px) scale(1)`, opacity: 0 },
         ],
-        { duration: CELEBRATE_MS, delay: (i % 6) * 30, easing: "ease-out", fill: "forwards" },
+        { duration: ms(CELEBRATE_MS), delay: ms((i % 6) * 30), easing: "ease-out", fill: "forwards" },
       );
     }
-    setTimeout(() => burst.remove(), CELEBRATE_MS + 300);
+    setTimeout(() => burst.remove(), ms(CELEBRATE_MS) + 300);
   }
 }
 

@@ -44,6 +44,17 @@ export function rankText(card) {
   return RANK_SHORT[card[0]] || card[0];
 }
 
+/** The card's face as it shows in its corner ("K♥", "10♦"): a card's accessible name opens with
+ * it, so that a speech user can say what they see (WCAG 2.5.3, label in name). */
+export function faceText(card) {
+  return `${rankText(card)}${SUITS[card[1]].symbol}`;
+}
+
+/** A card's accessible name: its face, then its name in words and what else is said of it. */
+export function cardLabel(card, ...rest) {
+  return [faceText(card), cardName(card), ...rest].filter(Boolean).join(", ");
+}
+
 /** A card button. `key` keeps focus on the same place across re-renders. */
 export function makeCard(loc, key) {
   const el = document.createElement("button");
@@ -62,7 +73,8 @@ export function setFace(el, card) {
   el.dataset.card = card || "";
   el.classList.toggle("empty", !card);
   if (!card) {
-    for (const span of el.children) span.textContent = "";
+    el.children[0].textContent = "";
+    delete el.dataset.face;
     delete el.dataset.suit;
     delete el.dataset.color;
     return;
@@ -70,10 +82,11 @@ export function setFace(el, card) {
   const suit = SUITS[card[1]];
   el.dataset.suit = card[1];
   el.dataset.color = suit.color;
-  const corner = `${rankText(card)}${suit.symbol}`;
-  el.children[0].textContent = corner;
-  el.children[1].textContent = suit.symbol;
-  el.children[2].textContent = corner;
+  // The corner is the card's one text; the pip and the lower corner repeat it from CSS (the
+  // card's data-face and data-symbol), so the text an assistive tool sees is that of the corner.
+  el.children[0].textContent = faceText(card);
+  el.dataset.face = faceText(card);
+  el.dataset.symbol = suit.symbol;
 }
 
 export function setBack(el, on) {

@@ -4,7 +4,7 @@
 // left edge is x/2 card widths and its top row/2 card heights; later rows are drawn on top.
 
 import { shake } from "./animate.js";
-import { cardName, makeCard, sentence, setBack, setFace } from "./cards.js";
+import { cardLabel, makeCard, setBack, setFace } from "./cards.js";
 import { HEART_ROWS } from "./facts.js";
 import { t } from "./i18n.js";
 
@@ -153,7 +153,7 @@ function describe(card, where, el) {
   if (el.classList.contains("selected")) extra.push(t("card.selected"));
   if (el.classList.contains("match")) extra.push(t("card.matches"));
   else if (el.classList.contains("framed")) extra.push(t("card.has_partner"));
-  return [sentence(cardName(card)), where, ...extra].join(", ");
+  return cardLabel(card, where, ...extra);
 }
 
 export function setCardSize(el, cw) {

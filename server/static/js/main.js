@@ -14,6 +14,7 @@ import { Settings } from "./settings.js";
 import { SolutionDialog } from "./solution.js";
 import { sounds } from "./sound.js";
 import { hideToast, showConnection, toast } from "./ui.js";
+import { installAppearance } from "./appearance.js";
 
 const LAST_GAME = "solitaire.lastGame";
 
@@ -44,6 +45,7 @@ class App {
       if (ev.detail.name === "sound") sounds.setEnabled(ev.detail.value);
     });
     this.share = new ShareDialog();
+    installAppearance(this.settings);
     this.settingsDialog = new SettingsDialog({
       settings: this.settings,
       getName: () => this.player.name,
@@ -53,6 +55,7 @@ class App {
   }
 
   wire() {
+    document.getElementById("btn-restart").addEventListener("click", () => this.restart());
     this.net.addEventListener("status", (ev) => this.onConnection(ev.detail.state));
     this.net.addEventListener("ready", (ev) => this.onReady(ev.detail));
     this.net.addEventListener("fatal", (ev) => this.onFatal(ev.detail));
@@ -147,7 +150,13 @@ class App {
     this.showView("play");
     this.endDialog.close();
     await this.startAndLink(fields);
-    document.getElementById("board").focus({ preventScroll: true });
+    this.play.focusBoard();
+  }
+
+  /** The same deal again from its start: a new game of the current one's code. */
+  async restart() {
+    const code = this.session.state && this.session.state.code;
+    if (code) await this.start({ code }).catch((error) => toast(errorText(error), { kind: "error" }));
   }
 
   async openGame(gameId) {
@@ -281,14 +290,16 @@ class App {
 }
 
 async function boot() {
+  // The catalog, the player (a first visit asks the server for one) and the competition and
+  // home pages' modules are fetched side by side: each is a round trip on a slow network.
+  const player = ensurePlayer();
+  const pages = Promise.all([import("./competition.js"), import("./home.js")].map((p) => p.catch(() => null)));
   await initI18n();
   showConnection("connecting");
-  const player = await ensurePlayer();
-  const app = new App(player);
+  const app = new App(await player);
   window.solitaire = app; // for the curious (and for debugging); the UI never needs it
-  const competition = await import("./competition.js").catch(() => null);
+  const [competition, home] = await pages;
   if (competition) competition.install(app);
-  const home = await import("./home.js").catch(() => null);
   if (home) home.install(app);
   app.run();
   registerServiceWorker();

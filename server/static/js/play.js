@@ -31,6 +31,7 @@ export class PlayView {
     this.banner = document.getElementById("banner");
     this.undoButton = document.getElementById("btn-undo");
     this.giveUpButton = document.getElementById("btn-give-up");
+    this.restartButton = document.getElementById("btn-restart");
     this.animator = new Animator(this.root);
     this.previous = null;
     this.info = new InfoBar();
@@ -74,8 +75,10 @@ export class PlayView {
     this.info.show(state);
     this.undoButton.disabled = !this.canPlay || state.undo_depth === 0;
     this.giveUpButton.hidden = !this.canPlay;
+    this.restartButton.hidden = !state.code || !this.session.isOwner; // a daily's code is sealed
     this.solutionButton.hidden = !isFinished(info, state);
     this.showBanner(state, info, role);
+    if (fresh) this.focusBoard();
     if (fresh) this.lastStatus = state.status;
     else this.statusChanged(state);
     this.lastStatus = state.status;
@@ -115,6 +118,17 @@ export class PlayView {
     this.root.classList.toggle("four-color", Boolean(this.settings.get("fourColor")));
     this.root.classList.toggle("readonly", !this.canPlay);
     if (focusKey) this.restoreFocus(focusKey);
+  }
+
+  /** After a deal the keys play at once: focus goes to the board's first card, unless a dialog
+   * or a text field has it. */
+  focusBoard() {
+    const active = document.activeElement;
+    if (active && (active.closest("dialog[open]") || ["INPUT", "TEXTAREA", "SELECT"].includes(active.tagName))) return;
+    if (document.querySelector("dialog[open]")) return;
+    const first = this.root.querySelector(".card[data-loc]:not([hidden]):not(.covered)") ||
+      this.root.querySelector("[data-loc]:not([hidden])");
+    (first || this.root).focus({ preventScroll: true });
   }
 
   restoreFocus(key) {
@@ -246,6 +260,10 @@ export class PlayView {
       return true;
     }
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return false;
+    if (this.kind === "SH" && this.board) {
+      if (key === "escape" && this.board.cancelKey()) return true;
+      if (!ev.shiftKey && this.board.placeKey(key)) return true;
+    }
     if (this.kind === "HH" && key === "d") {
       this.act({ type: "touch", at: "stock" });
       return true;
@@ -271,6 +289,7 @@ export class PlayView {
     this.banner.hidden = true;
     this.undoButton.disabled = true;
     this.giveUpButton.hidden = true;
+    this.restartButton.hidden = true;
     this.solutionButton.hidden = true;
     for (const key of ["seq", "status", "role", "gameId", "game"]) delete this.root.dataset[key];
   }

@@ -7,12 +7,17 @@
 // briefly for a second tap and sends `double_tap` with the count, or `tap` when none comes.
 
 import { shake } from "./animate.js";
-import { cardName, makeCard, sentence, setFace, suitName } from "./cards.js";
+import { cardName, faceText, makeCard, rankValue, sentence, setFace, suitName } from "./cards.js";
 import { DragController } from "./drag.js";
 import { setCardSize } from "./hearts.js";
 import { t } from "./i18n.js";
 
 const FOUNDATION_SUITS = ["S", "H", "D", "C"];
+// The place keys (docs/browser.md, "Keyboard"): a first key names the source, a second the
+// destination, so a move takes two presses wherever the focus is. 1-9 and 0 are the columns,
+// Q W E R the cells; as a destination F is the foundation and C the first free cell. The same
+// key twice is a double tap: the card goes to the best place for it.
+const CELL_KEYS = ["q", "w", "e", "r"];
 const DOUBLE_TAP_MS = 320;
 const RATIO = 1.4;
 const GAP = 0.1; // between columns, in card widths
@@ -151,6 +156,7 @@ export class SeahavenBoard {
   }
 
   placeCard(el, parent, before, loc, count, label) {
+    label = `${faceText(el.dataset.card)}, ${label}`; // the name opens with the text shown
     el.dataset.loc = loc;
     el.dataset.count = String(count);
     if (el.parentElement !== parent || el.nextElementSibling !== before) parent.insertBefore(el, before);
@@ -315,6 +321,78 @@ export class SeahavenBoard {
     }
   }
 
+  /** The place a key names (`col:3`, `cell:1`, `found`, `cell` for any free cell), or null. */
+  keyPlace(key) {
+    if (/^[0-9]$/.test(key)) return `col:${key === "0" ? 10 : Number(key)}`;
+    const cell = CELL_KEYS.indexOf(key);
+    if (cell >= 0 && cell < this.cellSlots.length) return `cell:${cell + 1}`;
+    if (key === "f") return "found";
+    if (key === "c") return "cell";
+    return null;
+  }
+
+  /** A place key pressed anywhere on the play view: true when it was one. */
+  placeKey(key) {
+    const place = this.state && this.keyPlace(key.toLowerCase());
+    if (!place) return false;
+    if (!this.ctx.canPlay) return true;
+    if (!this.picked) {
+      const el = place.includes(":") ? this.topAt(place) : null;
+      if (!el) this.onNotice(t("sh.key_nothing"), true);
+      else {
+        el.focus({ preventScroll: true });
+        this.picked = { from: place, count: 1, key: el.dataset.focusKey, byKey: true };
+        this.markPicked();
+        this.onNotice(sentence(t("sh.key_picked", { card: cardName(el.dataset.card) })), true);
+      }
+      return true;
+    }
+    const from = this.picked.from;
+    this.picked = null;
+    this.markPicked();
+    if (place === from) this.onAction({ type: "double_tap", at: from, count: 1 });
+    else {
+      const to = place === "cell" ? this.freeCell() : place;
+      this.onMove({ type: "move", from, to, count: this.countFor(from, to) });
+    }
+    return true;
+  }
+
+  /** The top card at a column or cell, or null when it is empty. */
+  topAt(loc) {
+    const cards = this.el.querySelectorAll(`.card[data-loc="${loc}"]`);
+    return cards[cards.length - 1] || null;
+  }
+
+  freeCell() {
+    const i = this.state.board.cells.findIndex((card) => !card);
+    return `cell:${i < 0 ? 1 : i + 1}`; // none free: the server says why the move cannot be made
+  }
+
+  /** How many cards a keyed column-to-column move takes: the part of the source's run that
+   * fits on the destination's top card, or as much of it as may go to an empty column. */
+  countFor(from, to) {
+    if (!from.startsWith("col:") || !to.startsWith("col:")) return 1;
+    const board = this.state.board;
+    const cards = board.columns[Number(from.slice(4)) - 1];
+    const dest = board.columns[Number(to.slice(4)) - 1];
+    const run = Math.max(1, (this.state.hints.runs || {})[from] || 0);
+    if (!dest.length) return Math.max(1, Math.min(run, board.group_limit_to_empty ?? run));
+    const top = dest[dest.length - 1];
+    for (let k = 1; k <= Math.min(run, cards.length); k += 1) {
+      const card = cards[cards.length - k];
+      if (card[1] === top[1] && rankValue(card) + 1 === rankValue(top)) return k;
+    }
+    return 1;
+  }
+
+  /** Escape while a keyed move waits for its destination. */
+  cancelKey() {
+    if (!this.picked) return false;
+    this.cancelPick(t("sh.put_back"));
+    return true;
+  }
+
   keyTap(el) {
     if (!this.ctx.canPlay || !el.dataset.card) return;
     const count = Number(el.dataset.count || 1);
@@ -363,7 +441,8 @@ export class SeahavenBoard {
       this.onNotice(t("sh.put_back"), true);
       return;
     }
-    await this.drop({ from: picked.from, count: picked.count }, to);
+    const count = picked.byKey ? this.countFor(picked.from, to) : picked.count;
+    await this.drop({ from: picked.from, count }, to);
   }
 
   cancelPick(message) {

@@ -2,7 +2,10 @@
 // HH-18); sound off; "winnable deals only" (the new game dialog's choice) off.
 
 const KEY = "solitaire.settings";
-const DEFAULTS = { placementHelp: true, moveErrors: false, fourColor: false, sound: false, winnable: false };
+const DEFAULTS = {
+  placementHelp: true, moveErrors: false, fourColor: false, sound: false, winnable: false,
+  theme: "felt", speed: "normal", volume: 60, leftHanded: false, // appearance.js
+};
 
 export class Settings extends EventTarget {
   constructor() {

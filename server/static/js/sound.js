@@ -20,6 +20,7 @@ const NOTES = {
 class Sounds {
   constructor() {
     this.enabled = false;
+    this.volume = 0.6;
     this.context = null;
     this.played = []; // the names played, newest last (a few, for tests and debugging)
   }
@@ -28,9 +29,14 @@ class Sounds {
     this.enabled = Boolean(on);
   }
 
+  /** The volume, 0 to 100 (the settings' slider); 0 is silence. */
+  setVolume(volume) {
+    this.volume = volume / 100;
+  }
+
   /** Play a named sound if sound is on; never throws (audio may be unavailable). */
   play(name) {
-    if (!this.enabled || !NOTES[name]) return false;
+    if (!this.enabled || !NOTES[name] || this.volume <= 0) return false;
     try {
       const AudioContext = window.AudioContext || window.webkitAudioContext;
       if (!AudioContext) return false;
@@ -44,7 +50,7 @@ class Sounds {
         osc.type = note.type;
         osc.frequency.value = note.freq;
         gain.gain.setValueAtTime(0, start + note.at);
-        gain.gain.linearRampToValueAtTime(note.gain, start + note.at + 0.01);
+        gain.gain.linearRampToValueAtTime(note.gain * this.volume * 1.6, start + note.at + 0.01);
         gain.gain.exponentialRampToValueAtTime(0.0001, start + note.at + note.len);
         osc.connect(gain).connect(ctx.destination);
         osc.start(start + note.at);
