@@ -30,6 +30,12 @@ export class NewGameDialog {
     this.code.addEventListener("input", () => {
       this.error.textContent = "";
     });
+    // Enter in the code field plays the code typed (the form's default button is the random deal).
+    this.code.addEventListener("keydown", (ev) => {
+      if (ev.key !== "Enter" || ev.isComposing) return;
+      ev.preventDefault();
+      this.form.requestSubmit(document.getElementById("new-play-code"));
+    });
   }
 
   show({ game } = {}) {
@@ -168,9 +174,13 @@ const DEAD_END_TEXT = {
   lost: ["end.lost_title", "end.lost_text"],
 };
 
-/** Asks before giving a game up; resolves true when the player confirms. */
-export function confirmGiveUp() {
+/** Asks before giving a game up, naming it (`name`: which game, ranked or practice); resolves
+ * true when the player confirms. Closed any other way (a new page, another game), it is a no. */
+export function confirmGiveUp(name) {
   const dialog = document.getElementById("dlg-confirm");
+  const text = document.getElementById("confirm-text");
+  text.removeAttribute("data-i18n"); // worded here, for this game: a language change must not reword it
+  text.textContent = t("play.give_up_confirm_named", { game: name });
   dialog.returnValue = "";
   return new Promise((resolve) => {
     dialog.addEventListener("close", () => resolve(dialog.returnValue === "yes"), { once: true });
@@ -183,10 +193,12 @@ export function confirmGiveUp() {
 export class EndDialog {
   constructor({ onChoice }) {
     this.dialog = document.getElementById("dlg-end");
-    this.dialog.addEventListener("close", () => onChoice(this.dialog.returnValue));
+    this.gameId = null; // the game it was opened for: its choices act on that game only
+    this.dialog.addEventListener("close", () => onChoice(this.dialog.returnValue, this.gameId));
   }
 
-  show({ state, kind, rankText, canBoard }) {
+  show({ state, kind, rankText, canBoard, gameId }) {
+    this.gameId = gameId || null;
     const won = kind === "won";
     const [titleKey, textKey] = won ? ["end.won", "end.won_text"] : DEAD_END_TEXT[kind] || DEAD_END_TEXT.stalemate;
     const title = t(titleKey);

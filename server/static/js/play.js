@@ -170,7 +170,7 @@ export class PlayView {
   async showEnd(state, kind) {
     if (document.getElementById("dlg-race").open) return; // the race's results say it all
     const canBoard = Boolean(this.rankFor);
-    this.endDialog.show({ state, kind, rankText: "", canBoard });
+    this.endDialog.show({ state, kind, rankText: "", canBoard, gameId: this.session.gameId });
     if (kind !== "won" || !this.rankFor) return;
     this.endDialog.setRank(t("end.rank_loading"));
     const text = await this.rankFor(this.session.info, state).catch(() => null);
