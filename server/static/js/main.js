@@ -43,6 +43,7 @@ class App {
       rankFor: null,
       onSolution: (info) => this.showSolution(info),
       onGiveUp: () => this.giveUp(),
+      onNewGame: () => this.newGame.show({ game: this.play.kind }),
     });
     this.newGame = new NewGameDialog({
       onStart: (fields) => this.start(fields),
