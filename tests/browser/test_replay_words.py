@@ -3,6 +3,8 @@ a card too, never the protocol's "touch heart:25"), and the page opens at its to
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from playwright.sync_api import Browser, expect
 
@@ -20,14 +22,14 @@ def test_a_replay_says_its_moves_in_words_at_the_top(browser: Browser, site: str
     try:
         game = player.request("new_game", code=code)["game"]["id"]
         # A pair made by touching its two cards, as a player clicks: a select, then the pair.
-        touches = []
+        touches: list[dict[str, Any]] = []
         for action in line:
             if action.kind == "pair":
                 touches += [{"type": "touch", "at": str(at)} for at in action.args]
             else:
                 touches.append(action.to_json())
-        for seq, action in enumerate(touches):
-            reply = player.request("act", game_id=game, seq=seq, action=action)
+        for seq, touch in enumerate(touches):
+            reply = player.request("act", game_id=game, seq=seq, action=touch)
             assert reply["type"] == "result", reply
     finally:
         player.close()
