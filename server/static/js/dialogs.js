@@ -4,7 +4,9 @@ import { typedCode } from "./codes.js";
 import { PLAYER_NAME } from "./facts.js";
 import { currentLang, formatNumber, LANGUAGES, setLanguage, t } from "./i18n.js";
 import { formatTime } from "./infobar.js";
-import { errorText } from "./messages.js";
+import { errorText, fieldText } from "./messages.js";
+
+const NAME_MAX = 24; // a display name's most characters (graphemes), as the server counts them
 import { linkTo } from "./router.js";
 import { copyText, el } from "./ui.js";
 
@@ -95,7 +97,9 @@ export class SettingsDialog {
     this.settings = settings;
     this.getName = getName;
     this.name = document.getElementById("player-name");
-    this.name.maxLength = PLAYER_NAME.max;
+    // The server's limit is NAME_MAX characters as a reader counts them (graphemes); the schema's
+    // PLAYER_NAME.max bounds the code units sent. The field takes no more than either allows.
+    this.name.maxLength = Math.min(PLAYER_NAME.max, NAME_MAX);
     this.status = document.getElementById("name-status");
     for (const box of this.form.querySelectorAll("input[type=checkbox]")) {
       box.addEventListener("change", () => settings.set(box.name, box.checked));
@@ -116,8 +120,8 @@ export class SettingsDialog {
         // the name as the server stored it: normalized, its spaces collapsed
         this.status.textContent = t("settings.saved", { name: player ? player.name : name });
       } catch (error) {
-        const refused = error.code === "bad_message" && error.reply && error.reply.field === "name";
-        this.status.textContent = t("settings.not_saved", { reason: refused ? t("settings.name_refused") : errorText(error) });
+        const reason = fieldText(error, { name }, { name: { min: PLAYER_NAME.min, max: NAME_MAX } });
+        this.status.textContent = t("settings.not_saved", { reason: reason || errorText(error) });
       }
     };
     document.getElementById("btn-rename").addEventListener("click", save);
