@@ -161,6 +161,9 @@ def test_lost_position_opens_the_dead_end_notice(page: Page, site: str) -> None:
     wait_seq(page, 3)
     expect(board(page)).to_have_attribute("data-status", "lost")
     dialog.get_by_role("button", name="Give up").click()
+    confirm = page.locator("#dlg-confirm")  # asked first, naming the game
+    expect(confirm.locator("#confirm-text")).to_contain_text(code)
+    confirm.get_by_role("button", name="Give up").click()
     expect(board(page)).to_have_attribute("data-status", "resigned")
     expect(page.locator("#banner")).to_have_text("This game was given up.")
     page.locator("#btn-solution").click()

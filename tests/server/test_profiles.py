@@ -16,7 +16,15 @@ from server.features.profiles.model import fold_daily, fold_finish, median_perce
 from server.rules.days import DAY_MS, day_start_ms
 from server.storage.db import Database
 from server.storage.leaderboards import set_standing
-from tests.server.competing import clocked_server, line_with_progress, play, stored_daily_codes, winnable_hh
+from tests.server.competing import (
+    Line,
+    clocked_server,
+    line_with_progress,
+    play,
+    random_line,
+    stored_daily_codes,
+    winnable_hh,
+)
 from tests.support import Client, ManualClock, ahttp, new_player
 from wire import Standing
 
@@ -148,10 +156,10 @@ async def test_daily_ranks_are_fixed_once_the_day_ends(
         100,
         1,
     )
+    # The two others gave up before a move: no day played, no streak, no rank (a real attempt
+    # has one move at least), though their resignations stay on the day's board.
     last = (await get(home, f"/api/players/{players[1]['id']}/stats"))["dailies"]
-    assert (
-        last["best_rank"] == 2 and last["median_percentile"] == 50
-    )  # tied with the third: 100 × (3-2)/(3-1)
+    assert (last["days_played"], last["current_streak"], last["best_rank"], last["ranked"]) == (0, 0, None, 0)
     again = (await get(home, f"/api/players/{players[0]['id']}/stats"))["dailies"]
     assert again["ranked"] == 1  # fixed once
     clock.advance(DAY_MS)  # a day without a daily breaks the streak
@@ -179,6 +187,30 @@ async def ban(database_url: str, player_id: str) -> None:
 
 async def dailies_of(home: str, player: dict[str, Any]) -> dict[str, Any]:
     return dict((await get(home, f"/api/players/{player['id']}/stats"))["dailies"])
+
+
+def one_move_without_progress(code: str) -> Line:
+    """One move that clears nothing: an attempt, the least of them."""
+    for seed in range(50):
+        line = random_line(code, seed, 1)
+        if line and Game.replay(code, line).progress == 0:
+            return line
+    raise AssertionError(f"no quiet first move on {code}")
+
+
+async def test_a_daily_given_up_before_a_move_is_no_day_played(home: str, clock: ManualClock) -> None:
+    """A daily opened and given up at once is no attempt: no day played, no streak, no rank."""
+    clock.advance(5 * DAY_MS)  # a day of its own
+    player = await new_player(home)
+    client = await Client.connect(home, player["token"])
+    game = (await client.request("new_game", daily="HH1-N"))["game"]
+    assert game["ranked"] is True, game
+    await client.request("resign", game_id=game["id"])
+    await client.close()
+    today = await dailies_of(home, player)
+    assert (today["days_played"], today["current_streak"], today["best_streak"]) == (0, 0, 0)
+    clock.advance(DAY_MS)
+    assert (await dailies_of(home, player))["best_rank"] is None
 
 
 async def test_ranks_count_listed_entries_only_and_a_flagged_result_is_held_until_cleared(
@@ -209,6 +241,8 @@ async def test_ranks_count_listed_entries_only_and_a_flagged_result_is_held_unti
                 progress = line_with_progress(code)
                 assert progress is not None
                 await play(client, game["id"], progress)
+            else:  # a real attempt (one move, no progress) behind those
+                await play(client, game["id"], one_move_without_progress(code))
             await client.request("resign", game_id=game["id"])
         await client.close()
     code = codes["SH1-C4"]

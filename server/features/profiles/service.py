@@ -104,13 +104,17 @@ class Profiles:
     async def on_finish(self, live: LiveGame, tx: Tx) -> None:
         """Finish hook: in the transaction that ends the game, the player's totals change with it.
 
+        A ranked daily given up before its first move is no day played (no streak, no rank).
         A ranked daily's win is held instead: its figures join the variant's totals when its
         day's rank is fixed, and only if its result is listed then (never while under review).
         """
         won = live.result == Result.WON
         g = live.game
         at = live.finished_ms or self.services.clock()
-        day = live.daily_day if live.ranked and live.result in DAILY_RESULTS else None
+        # A day counts (days played, the streak, a rank) only for a real attempt: one move at
+        # least. A daily opened and given up untouched is not a day played.
+        attempted = g.moves > 0
+        day = live.daily_day if live.ranked and attempted and live.result in DAILY_RESULTS else None
         new = day is not None and await store.record_daily(tx, live.owner_id, day, str(g.code), live.id, won)
         if new and won:  # a ranked win's figures wait for its day's end
             return

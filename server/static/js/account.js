@@ -8,13 +8,16 @@
 import { CLOSE, PASSWORD, SESSION_LABEL, USERNAME } from "./facts.js";
 import { formatDate, t } from "./i18n.js";
 import { api, createPlayer, keepPlayer, storedPlayer } from "./identity.js";
-import { errorText } from "./messages.js";
+import { errorText, fieldText } from "./messages.js";
 import { el, toast } from "./ui.js";
 
 const SESSION_ENDED = CLOSE.AUTH;
 
 /** Refusals worded for the form in the page's language (never the server's English message). */
-function refusal(error) {
+function refusal(error, values = {}) {
+  const limits = { password: PASSWORD, username: USERNAME };
+  const reason = fieldText(error, values, limits);
+  if (reason) return reason;
   if (error.code === "bad_credentials") return t("account.bad_credentials");
   if (error.code === "rate_limited") return t("account.rate_limited");
   return errorText(error, "account.failed");
@@ -229,7 +232,7 @@ export class AccountPanel {
       await this.account.signUp(form.elements.username.value, form.elements.password.value);
       toast(t("account.signed_up"));
     } catch (e) {
-      error.textContent = refusal(e);
+      error.textContent = refusal(e, { username: form.elements.username.value, password: form.elements.password.value });
     }
   }
 
@@ -274,7 +277,7 @@ export class AccountPanel {
       toast(t("account.password_changed", { count: done.ended_sessions }));
       this.loadSessions();
     } catch (e) {
-      error.textContent = refusal(e);
+      error.textContent = refusal(e, { username: (this.account.me || {}).username, new_password: form.elements.new_password.value });
     }
   }
 }

@@ -156,9 +156,20 @@ export class Animator {
       this.layer = document.createElement("div");
       this.layer.className = "motion-layer";
       this.layer.setAttribute("aria-hidden", "true");
+      // In the top layer (a manual popover), so that motion shows over a modal dialog too.
+      if (this.layer.showPopover) this.layer.popover = "manual";
       document.body.append(this.layer);
+      if (this.layer.showPopover) this.layer.showPopover();
     }
     return this.layer;
+  }
+
+  /** Put the layer above whatever entered the top layer since (the win dialog just opened). */
+  raise() {
+    const layer = this.ensureLayer();
+    if (!layer.showPopover) return;
+    if (layer.matches(":popover-open")) layer.hidePopover();
+    layer.showPopover();
   }
 
   /** Finish whatever still plays: the new position takes over at once. */
@@ -173,6 +184,7 @@ export class Animator {
   celebrate() {
     if (!motionAllowed()) return;
     const layer = this.ensureLayer();
+    this.raise(); // over the win dialog, not behind its backdrop
     const box = this.root.getBoundingClientRect();
     const burst = document.createElement("div");
     burst.className = "celebration";

@@ -6,7 +6,7 @@ import { DailyContext } from "./dailycontext.js";
 import { Dailies } from "./dailies.js";
 import { t } from "./i18n.js";
 import { api } from "./identity.js";
-import { LeaderboardPage } from "./leaderboard.js";
+import { heldForReview, LeaderboardPage } from "./leaderboard.js";
 import { RacePages } from "./races.js";
 
 /** The win screen's line: this result's rank on the code's leaderboard. */
@@ -16,7 +16,13 @@ export async function rankText(app, info) {
   const path = info.code
     ? `/api/leaderboards/${encodeURIComponent(info.code)}`
     : `/api/daily/${info.daily}/${encodeURIComponent(info.family)}/leaderboard`;
-  const body = await api("GET", `${path}/players/${me}?radius=0`);
+  let body;
+  try {
+    body = await api("GET", `${path}/players/${me}?radius=0`);
+  } catch (error) {
+    if (await heldForReview(path, me)) return t("rank.held"); // a flagged result: not ranked yet
+    throw error;
+  }
   const where = info.daily ? t("rank.daily") : t("rank.board", { code: info.code });
   if (!info.ranked) return t("rank.practice", { rank: body.rank, where });
   if (body.entry.game_id !== info.id) return t("rank.stays", { rank: body.rank, where });

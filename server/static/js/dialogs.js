@@ -4,7 +4,9 @@ import { typedCode } from "./codes.js";
 import { PLAYER_NAME } from "./facts.js";
 import { currentLang, formatNumber, LANGUAGES, setLanguage, t } from "./i18n.js";
 import { formatTime } from "./infobar.js";
-import { errorText } from "./messages.js";
+import { errorText, fieldText } from "./messages.js";
+
+const NAME_MAX = 24; // a display name's most characters (graphemes), as the server counts them
 import { linkTo } from "./router.js";
 import { copyText, el } from "./ui.js";
 
@@ -29,6 +31,12 @@ export class NewGameDialog {
     this.form.addEventListener("submit", (ev) => this.submit(ev));
     this.code.addEventListener("input", () => {
       this.error.textContent = "";
+    });
+    // Enter in the code field plays the code typed (the form's default button is the random deal).
+    this.code.addEventListener("keydown", (ev) => {
+      if (ev.key !== "Enter" || ev.isComposing) return;
+      ev.preventDefault();
+      this.form.requestSubmit(document.getElementById("new-play-code"));
     });
   }
 
@@ -89,7 +97,9 @@ export class SettingsDialog {
     this.settings = settings;
     this.getName = getName;
     this.name = document.getElementById("player-name");
-    this.name.maxLength = PLAYER_NAME.max;
+    // The server's limit is NAME_MAX characters as a reader counts them (graphemes); the schema's
+    // PLAYER_NAME.max bounds the code units sent. The field takes no more than either allows.
+    this.name.maxLength = Math.min(PLAYER_NAME.max, NAME_MAX);
     this.status = document.getElementById("name-status");
     for (const box of this.form.querySelectorAll("input[type=checkbox]")) {
       box.addEventListener("change", () => settings.set(box.name, box.checked));
@@ -110,8 +120,8 @@ export class SettingsDialog {
         // the name as the server stored it: normalized, its spaces collapsed
         this.status.textContent = t("settings.saved", { name: player ? player.name : name });
       } catch (error) {
-        const refused = error.code === "bad_message" && error.reply && error.reply.field === "name";
-        this.status.textContent = t("settings.not_saved", { reason: refused ? t("settings.name_refused") : errorText(error) });
+        const reason = fieldText(error, { name }, { name: { min: PLAYER_NAME.min, max: NAME_MAX } });
+        this.status.textContent = t("settings.not_saved", { reason: reason || errorText(error) });
       }
     };
     document.getElementById("btn-rename").addEventListener("click", save);
@@ -168,9 +178,13 @@ const DEAD_END_TEXT = {
   lost: ["end.lost_title", "end.lost_text"],
 };
 
-/** Asks before giving a game up; resolves true when the player confirms. */
-export function confirmGiveUp() {
+/** Asks before giving a game up, naming it (`name`: which game, ranked or practice); resolves
+ * true when the player confirms. Closed any other way (a new page, another game), it is a no. */
+export function confirmGiveUp(name) {
   const dialog = document.getElementById("dlg-confirm");
+  const text = document.getElementById("confirm-text");
+  text.removeAttribute("data-i18n"); // worded here, for this game: a language change must not reword it
+  text.textContent = t("play.give_up_confirm_named", { game: name });
   dialog.returnValue = "";
   return new Promise((resolve) => {
     dialog.addEventListener("close", () => resolve(dialog.returnValue === "yes"), { once: true });
@@ -183,10 +197,12 @@ export function confirmGiveUp() {
 export class EndDialog {
   constructor({ onChoice }) {
     this.dialog = document.getElementById("dlg-end");
-    this.dialog.addEventListener("close", () => onChoice(this.dialog.returnValue));
+    this.gameId = null; // the game it was opened for: its choices act on that game only
+    this.dialog.addEventListener("close", () => onChoice(this.dialog.returnValue, this.gameId));
   }
 
-  show({ state, kind, rankText, canBoard }) {
+  show({ state, kind, rankText, canBoard, gameId }) {
+    this.gameId = gameId || null;
     const won = kind === "won";
     const [titleKey, textKey] = won ? ["end.won", "end.won_text"] : DEAD_END_TEXT[kind] || DEAD_END_TEXT.stalemate;
     const title = t(titleKey);

@@ -24,6 +24,17 @@ function boardPath(key) {
   return `/api/leaderboards/${encodeURIComponent(key)}`;
 }
 
+/** Whether the player's result on a board (its API path) waits for review: the rank read
+ * leaves a flagged entry out, the board's `include=flagged` view marks it (standing `flagged`). */
+export async function heldForReview(path, playerId) {
+  try {
+    const body = await api("GET", `${path}?include=flagged&limit=100`);
+    return body.entries.some((e) => e.player.id === playerId && e.standing === "flagged");
+  } catch {
+    return false;
+  }
+}
+
 /** The subscribe_leaderboard fields naming a board. */
 function boardFields(key) {
   const daily = parseDailyKey(key);
@@ -239,7 +250,8 @@ export class LeaderboardPage {
       const body = await api("GET", `${boardPath(this.code)}/players/${me}?radius=0`);
       this.mine.textContent = t("boards.your_rank", { rank: body.rank, result: describe(body.entry) });
     } catch {
-      this.mine.textContent = t("boards.no_result");
+      const held = await heldForReview(boardPath(this.code), me);
+      this.mine.textContent = t(held ? "boards.held" : "boards.no_result");
     }
   }
 

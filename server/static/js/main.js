@@ -17,6 +17,15 @@ import { hideToast, showConnection, toast } from "./ui.js";
 import { installAppearance } from "./appearance.js";
 
 const LAST_GAME = "solitaire.lastGame";
+// The dialogs about the game on screen (closed when another game is shown).
+const GAME_DIALOGS = ["dlg-end", "dlg-confirm", "dlg-share", "dlg-solution", "dlg-new"];
+
+/** Close the open dialogs (those of `ids`, or all): each as dismissed, never as a choice. */
+function closeDialogs(ids = null) {
+  for (const dialog of document.querySelectorAll("dialog[open]")) {
+    if (!ids || ids.includes(dialog.id)) dialog.close("dismiss");
+  }
+}
 
 class App {
   constructor(player) {
@@ -25,7 +34,8 @@ class App {
     this.net = new Net({ url: socketUrl(), token: player.token });
     this.session = new GameSession(this.net);
     this.extensions = []; // competition pages register here (see competition.js)
-    this.endDialog = new EndDialog({ onChoice: (choice) => this.onEndChoice(choice) });
+    this.endDialog = new EndDialog({ onChoice: (choice, gameId) => this.onEndChoice(choice, gameId) });
+    this.dialogsGame = null; // the game the open dialogs belong to
     this.solution = new SolutionDialog();
     this.play = new PlayView({
       session: this.session,
@@ -34,6 +44,7 @@ class App {
       rankFor: null,
       onSolution: (info) => this.showSolution(info),
       onGiveUp: () => this.giveUp(),
+      onNewGame: () => this.newGame.show({ game: this.play.kind }),
     });
     this.newGame = new NewGameDialog({
       onStart: (fields) => this.start(fields),
@@ -105,6 +116,7 @@ class App {
 
   async route() {
     hideToast(); // a message belongs to the page it was shown on
+    closeDialogs(); // and so does a dialog: none outlives the page it was opened on
     const { view, value } = parseHash();
     for (const ext of this.extensions) {
       const shown = ext.route ? ext.route(view, value) : null;
@@ -182,6 +194,12 @@ class App {
 
   onGameState({ info, role }) {
     if (role === "owner") localStorage.setItem(LAST_GAME, info.id);
+    if (info.id !== this.dialogsGame) {
+      // Another game on screen: the dialogs opened for the last one (its dead end, its give-up
+      // question, its share links, a new game asked for over it) are not about this one.
+      if (this.dialogsGame !== null) closeDialogs(GAME_DIALOGS);
+      this.dialogsGame = info.id;
+    }
     this.relabel();
   }
 
@@ -194,14 +212,23 @@ class App {
   }
 
   /** Give up the game on screen, after asking (it counts on the leaderboard as given up). */
-  async giveUp() {
-    if (!this.session.isOwner || !this.play.canPlay) return;
-    if (!(await confirmGiveUp())) return;
+  async giveUp(gameId = this.session.gameId) {
+    if (!this.session.isOwner || !this.play.canPlay || this.session.gameId !== gameId) return;
+    if (!(await confirmGiveUp(this.resignName()))) return;
     try {
-      await this.session.resign();
+      await this.session.resign(gameId); // the game named in the question, or none
+
     } catch (error) {
       toast(errorText(error), { kind: "error" });
     }
+  }
+
+  /** The game a give-up question names: its code or daily, and for a daily whether it is ranked. */
+  resignName() {
+    const info = this.session.info;
+    const name = gameName(info);
+    if (!info || !info.daily) return name;
+    return t("play.give_up_daily", { game: name, kind: info.ranked ? t("daily.ranked") : t("daily.practice") });
   }
 
   onGameLost() {
@@ -211,9 +238,10 @@ class App {
     this.newGame.show();
   }
 
-  onEndChoice(choice) {
+  onEndChoice(choice, gameId) {
+    if (gameId !== this.session.gameId) return; // its game is gone from the screen: nothing to do
     if (choice === "undo") this.play.undo();
-    else if (choice === "resign") this.session.resign().catch((error) => toast(errorText(error), { kind: "error" }));
+    else if (choice === "resign") this.giveUp(gameId);
     else if (choice === "new") this.newGame.show({ game: this.play.kind });
     else if (choice === "board") location.hash = `board=${boardOf(this.session.info)}`;
     else if (choice === "solution") this.showSolution(this.session.info);

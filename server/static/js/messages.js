@@ -53,3 +53,37 @@ export function errorText(error, fallbackKey = "error.generic") {
   if (code && has(`error.${code}`)) return t(`error.${code}`);
   return t(fallbackKey);
 }
+
+/** How many characters a reader counts in `text` (grapheme clusters, as the server counts). */
+export function graphemeCount(text) {
+  if (typeof Intl !== "undefined" && Intl.Segmenter) return [...new Intl.Segmenter().segment(text)].length;
+  return [...text].length;
+}
+
+/** A `bad_message` refusal naming a form's field (the reply's `field`) in words: which rule the
+ * value sent breaks, by the rules the server applies (docs/accounts.md), since the reply's own
+ * explanation is English. `values`: the form's values by field; `limits`: {field: {min, max}}.
+ * Null for any other error. */
+export function fieldText(error, values, limits) {
+  const reply = error && (error.reply || error);
+  const code = error && (error.code || (reply && reply.code));
+  if (code !== "bad_message" || !reply || !reply.field) return null;
+  const field = reply.field;
+  const value = String(values[field] ?? "");
+  if (field === "password" || field === "new_password") {
+    const { min, max } = limits.password;
+    const length = [...value].length;
+    if (length < min || length > max) return t("error.field.password_length", { min, max });
+    if (new Set(value).size < 3) return t("error.field.password_variety");
+    const user = String(values.username || "").toLocaleLowerCase();
+    if (user && value.toLocaleLowerCase().includes(user)) return t("error.field.password_username");
+    return t("error.field.password_common");
+  }
+  if ((field === "username" || field === "name") && limits[field]) {
+    const { min, max } = limits[field];
+    const count = graphemeCount(value.trim());
+    if (count < min || count > max) return t("error.field.name_length", { min, max });
+    return t("error.field.name_taken");
+  }
+  return null;
+}

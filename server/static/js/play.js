@@ -9,7 +9,7 @@ import { moveFocus } from "./keys.js";
 import { errorText, placeName, refusalText } from "./messages.js";
 import { SeahavenBoard } from "./seahaven.js";
 import { sounds } from "./sound.js";
-import { say, toast } from "./ui.js";
+import { el, say, toast } from "./ui.js";
 
 const DEAD_ENDS = new Set(["stalemate", "stuck", "lost"]);
 const BANNERS = {
@@ -21,7 +21,7 @@ const BANNERS = {
 const OPEN_STATUSES = new Set(["playing", ...DEAD_ENDS]);
 
 export class PlayView {
-  constructor({ session, settings, endDialog, rankFor, onSolution, onGiveUp }) {
+  constructor({ session, settings, endDialog, rankFor, onSolution, onGiveUp, onNewGame }) {
     this.session = session;
     this.settings = settings;
     this.endDialog = endDialog;
@@ -46,6 +46,11 @@ export class PlayView {
     this.giveUpButton.addEventListener("click", () => onGiveUp && onGiveUp());
     i18nEvents.addEventListener("change", () => this.relabel());
     this.solutionButton.addEventListener("click", () => onSolution && onSolution(this.session.info));
+    this.shareButton = document.getElementById("btn-share");
+    this.stats = document.querySelector("#infobar .stats");
+    this.empty = emptyState(onNewGame);
+    this.root.after(this.empty);
+    this.setEmpty(true);
     new ResizeObserver(() => this.fit()).observe(this.root);
     this.root.addEventListener("keydown", (ev) => this.onBoardKey(ev));
   }
@@ -62,7 +67,20 @@ export class PlayView {
     performance.measure("solitaire:draw", { start: started });
   }
 
+  /** No game on the table: its controls off, its figures gone, an invitation to deal one. */
+  setEmpty(empty) {
+    this.empty.hidden = !empty;
+    this.stats.hidden = empty;
+    this.shareButton.disabled = empty;
+    if (!empty) return;
+    this.undoButton.disabled = true;
+    this.giveUpButton.hidden = true;
+    this.restartButton.hidden = true;
+    this.solutionButton.hidden = true;
+  }
+
   drawState({ state, info, role, cause }) {
+    this.setEmpty(false);
     const fresh = cause === "new" || cause === "open";
     this.previous = fresh ? null : this.current;
     this.current = state;
@@ -174,8 +192,8 @@ export class PlayView {
     if (state.status === "resigned") say(t("status.you_resigned"));
     if (state.status === "won") {
       sounds.play("win");
-      this.animator.celebrate();
-      this.showEnd(state, "won");
+      this.showEnd(state, "won"); // the dialog opens at once (showEnd awaits only the rank) …
+      this.animator.celebrate(); // … and the celebration plays over it
     }
     else if (DEAD_ENDS.has(state.status)) this.showEnd(state, state.status);
     else if (DEAD_ENDS.has(this.lastStatus)) this.endDialog.close();
@@ -184,7 +202,7 @@ export class PlayView {
   async showEnd(state, kind) {
     if (document.getElementById("dlg-race").open) return; // the race's results say it all
     const canBoard = Boolean(this.rankFor);
-    this.endDialog.show({ state, kind, rankText: "", canBoard });
+    this.endDialog.show({ state, kind, rankText: "", canBoard, gameId: this.session.gameId });
     if (kind !== "won" || !this.rankFor) return;
     this.endDialog.setRank(t("end.rank_loading"));
     const text = await this.rankFor(this.session.info, state).catch(() => null);
@@ -287,12 +305,18 @@ export class PlayView {
     this.kind = null;
     this.info.clear();
     this.banner.hidden = true;
-    this.undoButton.disabled = true;
-    this.giveUpButton.hidden = true;
-    this.restartButton.hidden = true;
-    this.solutionButton.hidden = true;
+    this.setEmpty(true);
     for (const key of ["seq", "status", "role", "gameId", "game"]) delete this.root.dataset[key];
   }
+}
+
+/** What the play view shows with no game: a line to say so and the way to a game. */
+function emptyState(onNewGame) {
+  const title = el("h2", { id: "empty-title", "data-i18n": "play.empty_title" }, t("play.empty_title"));
+  const text = el("p", { "data-i18n": "play.empty_text" }, t("play.empty_text"));
+  const button = el("button", { type: "button", class: "btn primary", id: "empty-new", "data-i18n": "nav.new_game" }, t("nav.new_game"));
+  button.addEventListener("click", () => onNewGame && onNewGame());
+  return el("div", { id: "empty-state", class: "empty-state", role: "region", "aria-labelledby": "empty-title" }, title, text, button);
 }
 
 const FINAL_STATUSES = new Set(["won", "resigned", "expired"]);

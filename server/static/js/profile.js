@@ -193,6 +193,7 @@ export class ProfilePage {
       el("div", { class: "charts" }, rateChart, moves),
       el("h4", {}, t("home.dailies")),
       dailies,
+      el("p", { class: "help", id: "daily-rule" }, t("home.daily.rule")),
     );
   }
 

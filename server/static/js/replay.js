@@ -144,6 +144,9 @@ export class ReplayPage {
     );
     this.makeBoard(r.family); // a daily's code stays sealed until its day ends, even to its player
     this.go(move, { quiet: true });
+    // A replay opens at its top (title, board, controls), whatever move the address names.
+    this.section.scrollTop = 0;
+    window.scrollTo(0, 0);
   }
 
   makeBoard(family) {

@@ -58,9 +58,8 @@ export class GameSession extends EventTarget {
   }
 
   /** Give the game up (counted on the leaderboard as resigned). */
-  async resign() {
-    if (!this.isOwner) return null;
-    const gameId = this.gameId;
+  async resign(gameId = this.gameId) {
+    if (!this.isOwner || gameId !== this.gameId) return null; // only the game on screen, as asked
     this.dropQueue();
     const reply = await this.net.request("resign", { game_id: gameId });
     if (this.gameId === gameId) {

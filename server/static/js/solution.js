@@ -43,9 +43,17 @@ export function markStep(list, current) {
     item.classList.toggle("current", on);
     if (on) {
       item.setAttribute("aria-current", "step");
-      item.scrollIntoView({ block: "nearest" });
+      keepInView(list, item);
     } else item.removeAttribute("aria-current");
   }
+}
+
+/** Scroll the list (only the list: never the page around it) so that `item` shows. */
+function keepInView(list, item) {
+  const outer = list.getBoundingClientRect();
+  const inner = item.getBoundingClientRect();
+  if (inner.top < outer.top) list.scrollTop -= outer.top - inner.top;
+  else if (inner.bottom > outer.bottom) list.scrollTop += inner.bottom - outer.bottom;
 }
 
 export function describeStep(step) {
@@ -76,7 +84,19 @@ export function describeStep(step) {
     const text = t("solution.redeal");
     return { text, spoken: text };
   }
-  const text = actionText(step.action);
+  const touched = step.events.find((e) => ["select", "deselect", "undo"].includes(e.kind));
+  if (touched?.kind === "select") {
+    return {
+      text: t("solution.text.select", { card: short(touched.card), at: place(touched.at) }),
+      spoken: sentence(t("say.select", { card: cardName(touched.card) })),
+    };
+  }
+  if (touched?.kind === "deselect" || touched?.kind === "undo") {
+    const text = t(`say.${touched.kind}`);
+    return { text, spoken: text };
+  }
+  if (step.action.type === "undo") return { text: t("say.undo"), spoken: t("say.undo") };
+  const text = step.action.at ? t("solution.text.touch", { at: place(step.action.at) }) : actionText(step.action);
   return { text, spoken: text };
 }
 
