@@ -20,18 +20,15 @@ again ``RETRY_S`` later.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from redis.asyncio import Redis
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
 
 from server.clock import Clock
+from server.cluster.answers import Answers
 from server.core.backoff import Backoff, BackoffRule
 
 log = logging.getLogger(__name__)
@@ -64,37 +61,20 @@ class RedisCounts:
         self.prefix = prefix
         self.clock = clock
         self.script = redis.register_script(FAIL)
-        self.away = False  # Redis did not answer the last time it was asked
-        self._retry_at = 0.0  # monotonic: while away, this instance's counts alone until then
+        self.answers = Answers(
+            log,
+            "failed logins counted by this instance alone until it answers",
+            "failed logins counted by the whole fleet again",
+            TIMEOUT_S,
+            RETRY_S,
+        )
 
     def __call__(self, kind: str, rule: BackoffRule) -> RedisFailures:
         return RedisFailures(self, f"{self.prefix}:fail:{kind}:", rule)
 
     async def ask(self, call: Callable[[], Awaitable[T]]) -> T | None:
         """Redis's answer, or None while it does not answer (logged once, when that starts)."""
-        if self.away and time.monotonic() < self._retry_at:
-            return None
-        try:
-            answer = await asyncio.wait_for(_twice(call), TIMEOUT_S)
-        except (RedisError, OSError, TimeoutError) as exc:
-            if not self.away:
-                log.warning("redis: failed logins counted by this instance alone until it answers (%s)", exc)
-            self.away = True
-            self._retry_at = time.monotonic() + RETRY_S
-            return None
-        if self.away:
-            log.warning("redis: failed logins counted by the whole fleet again")
-            self.away = False
-        return answer
-
-
-async def _twice(call: Callable[[], Awaitable[T]]) -> T:
-    """The call, and once more on a broken connection: after a Redis restart the pool's links
-    are dead, and the client opens a new one only for the next call."""
-    try:
-        return await call()
-    except RedisConnectionError:
-        return await call()
+        return await self.answers(call)
 
 
 class RedisFailures:

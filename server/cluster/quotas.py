@@ -32,15 +32,13 @@ import asyncio
 import contextlib
 import hashlib
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from redis.asyncio import Redis
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
 
 from server.clock import Clock
+from server.cluster.answers import Answers
 
 log = logging.getLogger(__name__)
 TIMEOUT_S = 1.0  # a check Redis has not answered within this is counted by this instance
@@ -93,8 +91,13 @@ class RedisQuotas:
         self.clock = clock
         self.take_script = redis.register_script(TAKE)
         self.acquire_script = redis.register_script(ACQUIRE)
-        self.away = False  # Redis did not answer the last time it was asked
-        self._retry_at = 0.0  # monotonic: while away, this instance's counts alone until then
+        self.answers = Answers(
+            log,
+            "quotas counted by each instance alone until it answers",
+            "quotas counted for the whole fleet again",
+            TIMEOUT_S,
+            RETRY_S,
+        )
         self._held: dict[str, set[str]] = {}  # Redis key -> this instance's members in it
         self._tasks: set[asyncio.Task[None]] = set()  # releases under way
         self._renewer: asyncio.Task[None] | None = None
@@ -169,26 +172,4 @@ class RedisQuotas:
 
     async def ask(self, call: Callable[[], Awaitable[T]]) -> T | None:
         """Redis's answer, or None while it does not answer (logged once, when that starts)."""
-        if self.away and time.monotonic() < self._retry_at:
-            return None
-        try:
-            answer = await asyncio.wait_for(_twice(call), TIMEOUT_S)
-        except (RedisError, OSError, TimeoutError) as exc:
-            if not self.away:
-                log.warning("redis: quotas counted by each instance alone until it answers (%s)", exc)
-            self.away = True
-            self._retry_at = time.monotonic() + RETRY_S
-            return None
-        if self.away:
-            log.warning("redis: quotas counted for the whole fleet again")
-            self.away = False
-        return answer
-
-
-async def _twice(call: Callable[[], Awaitable[T]]) -> T:
-    """The call, and once more on a broken connection: after a Redis restart the pool's links
-    are dead, and the client opens a new one only for the next call."""
-    try:
-        return await call()
-    except RedisConnectionError:
-        return await call()
+        return await self.answers(call)
