@@ -12,6 +12,7 @@ import inspect
 import os
 import secrets
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,6 +65,16 @@ def create_pg_database() -> str:
     return name
 
 
+@contextmanager
+def fresh_pg_database() -> Iterator[str]:
+    """A fresh, empty PostgreSQL database's URL for the block; dropped after it."""
+    name = create_pg_database()
+    try:
+        yield pg_database_url(name)
+    finally:
+        drop_pg_database(name)
+
+
 def drop_pg_database(name: str) -> None:
     asyncio.run(_pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
@@ -105,11 +116,8 @@ def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
         path: Path = tmp_path_factory.mktemp("db") / "solitaire.db"
         yield f"sqlite+aiosqlite:///{path}"
         return
-    name = create_pg_database()
-    try:
-        yield pg_database_url(name)
-    finally:
-        drop_pg_database(name)
+    with fresh_pg_database() as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -31,7 +31,7 @@ from server.solver.pool import SolverPool
 from server.storage.db import make_engine, migrate
 from server.storage.faults import is_away
 from server.storage.models import ActionRow
-from tests.conftest import create_pg_database, drop_pg_database, pg_database_url
+from tests.conftest import fresh_pg_database
 from tests.pgproxy import CommitCuttingProxy, commit_cutting_proxy
 from tests.server.competing import random_line
 from tests.support import Client, ahttp, new_player, running_server
@@ -52,11 +52,8 @@ async def stored_actions(database_url: str, game_id: str) -> list[str]:
 
 @pytest.fixture
 def pg_url() -> Iterator[str]:
-    name = create_pg_database()
-    try:
-        yield pg_database_url(name)
-    finally:
-        drop_pg_database(name)
+    with fresh_pg_database() as url:
+        yield url
 
 
 async def play_line(client: Client, game_id: str, code: str, seed: int) -> tuple[list[str], list[str]]:

@@ -15,7 +15,7 @@ from sqlalchemy import inspect, text
 from server.rules.names import name_keys
 from server.storage.db import alembic_config, make_engine, migrate
 from server.storage.models import Base
-from tests.conftest import create_pg_database, drop_pg_database, pg_database_url
+from tests.conftest import fresh_pg_database
 
 
 def _diff(connection: Any) -> list[Any]:
@@ -43,11 +43,8 @@ def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[s
     if request.param == "sqlite":
         yield f"sqlite+aiosqlite:///{tmp_path / 'names.db'}"
         return
-    name = create_pg_database()
-    try:
-        yield pg_database_url(name)
-    finally:
-        drop_pg_database(name)
+    with fresh_pg_database() as url:
+        yield url
 
 
 OLD_NAMES = [  # (id, name before 0005, name after): the oldest holder of a name keeps it

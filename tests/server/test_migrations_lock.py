@@ -22,7 +22,7 @@ from sqlalchemy import text
 from server.cli import READY_LINE
 from server.storage.db import alembic_config, make_engine
 from server.storage.migrate import head_revision
-from tests.conftest import create_pg_database, drop_pg_database, pg_database_url
+from tests.conftest import fresh_pg_database
 from tests.processes import read_line, run, started
 from tests.support import free_port
 
@@ -34,11 +34,8 @@ OLD_REVISION = "0004"
 
 @pytest.fixture
 def pg_url() -> Iterator[str]:
-    name = create_pg_database()
-    try:
-        yield pg_database_url(name)
-    finally:
-        drop_pg_database(name)
+    with fresh_pg_database() as url:
+        yield url
 
 
 def cli(*args: str) -> list[str]:

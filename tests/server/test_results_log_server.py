@@ -31,7 +31,7 @@ from server.features.results_log import model
 from server.features.results_log.service import KEY_NAME, ResultsLog
 from server.rules.days import DAY_MS, day_of, day_start_ms
 from server.storage.db import Database
-from tests.conftest import create_pg_database, drop_pg_database, pg_database_url
+from tests.conftest import fresh_pg_database
 from tests.server.competing import clocked_server
 from tests.server.test_durability import server_process
 from tests.support import (
@@ -216,11 +216,8 @@ def fresh_url(database_url: str, tmp_path: Path) -> Iterator[str]:
     if database_url.startswith("sqlite"):
         yield f"sqlite+aiosqlite:///{tmp_path / 'killed.db'}"
         return
-    name = create_pg_database()
-    try:
-        yield pg_database_url(name)
-    finally:
-        drop_pg_database(name)
+    with fresh_pg_database() as url:
+        yield url
 
 
 async def test_the_log_survives_a_sigkill_between_append_and_head(fresh_url: str) -> None:

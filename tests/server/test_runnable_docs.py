@@ -22,7 +22,7 @@ import pytest
 
 from server.cli import build_parser, settings_from_args, uvicorn_config
 from server.config import Settings
-from tests.conftest import create_pg_database, drop_pg_database, pg_database_url
+from tests.conftest import fresh_pg_database
 from tests.processes import run
 from tests.support import ONE_ADDRESS, running_server
 
@@ -69,11 +69,8 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if not block.postgres:
         yield f"sqlite+aiosqlite:///{tmp_path / 'data' / 'solitaire.db'}"
         return
-    name = create_pg_database()
-    try:
-        yield pg_database_url(name)
-    finally:
-        drop_pg_database(name)
+    with fresh_pg_database() as url:
+        yield url
 
 
 def test_the_docs_mark_blocks_of_both_kinds() -> None:
