@@ -40,6 +40,7 @@ UVICORN_PROTOCOL_ATTRIBUTES = (  # of an HttpToolsProtocol instance
     "connections",
     "transport",
     "pipeline",
+    "parser",
     "connection_made",  # the rest: overridden, each calling uvicorn's own first
     "connection_lost",
     "on_message_begin",
@@ -116,6 +117,7 @@ class GuardedHttpProtocol(HttpToolsProtocol):
     def handle_websocket_upgrade(self) -> None:
         self._disarm()  # the request is complete; the WebSocket session has its own deadline
         super().handle_websocket_upgrade()
+        self.parser = None  # type: ignore[assignment]  # it refers back to this protocol: freed now, not by the GC
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
