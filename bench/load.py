@@ -25,6 +25,7 @@ import asyncio
 import json
 import os
 import random
+import resource
 import signal
 import statistics
 import sys
@@ -467,7 +468,13 @@ def main() -> None:
     )
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, on_sigterm)  # so that the server is ended as on Ctrl-C
-    raise_fd_limit(args.idle * 2 + FD_HEADROOM)  # each connection's two ends, if the server is ours
+    needed = args.idle + FD_HEADROOM  # in each process: the load generator and the server
+    raise_fd_limit(needed)
+    if args.idle and (limit := resource.getrlimit(resource.RLIMIT_NOFILE)[0]) < needed:
+        sys.exit(
+            f"--idle {args.idle} needs {needed} open files and the limit is {limit}: raising it needs "
+            "root with CAP_SYS_RESOURCE (or a higher hard limit: ulimit -Hn, systemd LimitNOFILE)"
+        )
     folder = tempfile.mkdtemp(prefix="solitaire-load-")
     db_url = f"sqlite+aiosqlite:///{folder}/load.db" if args.db == "sqlite" else args.db
     fsync_start = fsync_ms(folder)
