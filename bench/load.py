@@ -7,8 +7,10 @@ client). Measuring starts once every client has connected and opened its
 game, after 2 more seconds of play. Every figure counts only acknowledged
 actions, and the server acknowledges an action only after its commit. The server runs in its own
 process (started here unless ``--url`` is given) so its CPU and memory can be
-read. ``--idle N`` instead holds N idle authenticated connections and reports
-the server memory per connection.
+read. ``--idle N`` instead holds N idle authenticated connections (from 50 local
+addresses, the open-files limits raised for them) and reports the server
+memory per connection and how long accepting them took; with ``--trace`` the
+server runs under tracemalloc and the allocation sites that grew are printed.
 
 Every wait has a deadline: a client that cannot connect, or a reply that
 does not come within ``REPLY_TIMEOUT_S``, ends the run with an error instead
@@ -421,7 +423,8 @@ class Trace:
         grown = sum(stat.size_diff for stat in last.compare_to(first, "filename"))
         print(f"traced growth: {grown / 1024 / connections:.2f} KiB per connection; top sites:")
         for stat in last.compare_to(first, "traceback")[:top]:
-            frames = [f"{Path(f.filename).name}:{f.lineno}" for f in stat.traceback[:TRACE_SHOWN_FRAMES]]
+            innermost = list(reversed(stat.traceback))[:TRACE_SHOWN_FRAMES]  # the allocation first
+            frames = [f"{Path(f.filename).name}:{f.lineno}" for f in innermost]
             print(
                 f"{stat.size_diff / connections:8.0f} B {stat.count_diff / connections:6.2f} blocks"
                 f"  {' <- '.join(frames)}"
