@@ -7,8 +7,10 @@ client). Measuring starts once every client has connected and opened its
 game, after 2 more seconds of play. Every figure counts only acknowledged
 actions, and the server acknowledges an action only after its commit. The server runs in its own
 process (started here unless ``--url`` is given) so its CPU and memory can be
-read. ``--idle N`` instead holds N idle authenticated connections and reports
-the server memory per connection.
+read. ``--idle N`` instead holds N idle authenticated connections (from 50 local
+addresses, the open-files limits raised for them) and reports the server
+memory per connection and how long accepting them took; with ``--trace`` the
+server runs under tracemalloc and the allocation sites that grew are printed.
 
 Every wait has a deadline: a client that cannot connect, or a reply that
 does not come within ``REPLY_TIMEOUT_S``, ends the run with an error instead
@@ -25,6 +27,7 @@ import asyncio
 import json
 import os
 import random
+import resource
 import signal
 import statistics
 import sys
@@ -50,6 +53,13 @@ WARMUP_S = 2.0  # after the start: acting, but not measured yet
 CONNECT_TIMEOUT_S = 30.0  # one client's WebSocket handshake
 REPLY_TIMEOUT_S = 30.0  # one answer (hello, welcome, game, result): far above any sane latency
 START_TIMEOUT_S = 120.0  # until every client has connected and opened its game
+IDLE_BATCH = 500  # --idle: handshakes under way at once
+TRACED_BATCH = 25  # --idle --trace: the same, to a server slowed by tracing
+IDLE_SETTLE_S = 2.0  # --idle: after the last handshake, before the memory is read
+SOURCE_ADDRESSES = 50  # --idle: clients connect from 127.0.0.2 … 127.0.0.51
+FD_HEADROOM = 1024  # descriptors beyond one per connection (database, log, the loop's own)
+TRACE_TIMEOUT_S = 120.0  # --trace: one snapshot of tens of thousands of connections written
+TRACE_SHOWN_FRAMES = 6  # --trace: innermost frames shown per allocation site
 FLAT_OUT_RATE_PER_S = 1e6  # the server's per-connection limit when clients act flat out
 # Every client here comes from one address and shares a few players: the quotas per address and
 # per player are off (0), or the run would measure them (bench/abuse.py does, with the defaults).
@@ -85,7 +95,9 @@ def fsync_ms(folder: str, rounds: int = 20) -> float:
 
 
 @contextmanager
-def server_process(db_url: str, rate: float) -> Iterator[tuple[str, int]]:
+def server_process(
+    db_url: str, rate: float, connections: int = 0, trace: str | None = None
+) -> Iterator[tuple[str, int]]:
     """Start ``solitaire-server`` for a run (see :func:`serverproc.started_server`).
 
     ``rate`` is the per-connection rate limit for paced runs; 0 (flat out) sets one no
@@ -98,7 +110,12 @@ def server_process(db_url: str, rate: float) -> Iterator[tuple[str, int]]:
         "SOLITAIRE_BURST": "1000",
         **UNCOUNTED,
     }
-    with started_server(settings) as server:
+    if connections:  # a connection storm on a busy machine: no deadline of the server's is measured
+        settings["SOLITAIRE_MAX_CONNECTIONS"] = str(connections + FD_HEADROOM)
+        settings["SOLITAIRE_AUTH_TIMEOUT_S"] = settings["SOLITAIRE_REQUEST_TIMEOUT_S"] = str(START_TIMEOUT_S)
+    if trace:
+        settings["SOLITAIRE_BENCH_TRACE"] = trace
+    with started_server(settings, traced=trace is not None) as server:
         yield server
 
 
@@ -175,13 +192,15 @@ async def answer_to(ws: Any, rid: str, what: str) -> str:
             return frame
 
 
-async def connect(base: str, token: str) -> Any:
+async def connect(base: str, token: str, source: str | None = None) -> Any:
+    """An authenticated connection; ``source``: the local address to connect from."""
     ws = await websockets.connect(
         base.replace("http", "ws", 1) + "/ws",
         compression=None,
         max_size=2**20,
         open_timeout=CONNECT_TIMEOUT_S,
         close_timeout=5,
+        **({"local_addr": (source, 0)} if source else {}),
     )
     try:
         await receive(ws, "hello")
@@ -331,20 +350,32 @@ async def run_load(args: argparse.Namespace, base: str, pid: int) -> dict[str, A
 
 
 async def run_idle(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]:
+    """Hold ``args.idle`` authenticated connections, ``IDLE_BATCH`` handshakes at a time
+    (``TRACED_BATCH`` for a server slowed by tracing); the server's memory per connection and
+    how long accepting them all took."""
     tokens = create_players(base, 50)
     proc = psutil.Process(pid)
+    trace = Trace(args.trace, pid) if args.trace else None
+    if trace:
+        await trace.snapshot()
     before = proc.memory_info().rss
     sockets: list[Any] = []
+    started = time.monotonic()
     try:
-        for start in range(0, args.idle, 500):
+        step = TRACED_BATCH if trace else IDLE_BATCH
+        for start in range(0, args.idle, step):
             async with asyncio.TaskGroup() as group:  # one failed connection cancels the batch
                 batch = [
-                    group.create_task(connect(base, tokens[i % len(tokens)]))
-                    for i in range(start, min(args.idle, start + 500))
+                    group.create_task(connect(base, tokens[i % len(tokens)], source_address(i)))
+                    for i in range(start, min(args.idle, start + step))
                 ]
             sockets.extend(task.result() for task in batch)
-        await asyncio.sleep(2)
+        accept_s = time.monotonic() - started
+        await asyncio.sleep(IDLE_SETTLE_S)
         after = proc.memory_info().rss
+        if trace:
+            await trace.snapshot()
+            trace.report(len(sockets))
     except ExceptionGroup as failed:
         raise failed.exceptions[0] from failed
     finally:
@@ -354,7 +385,50 @@ async def run_idle(args: argparse.Namespace, base: str, pid: int) -> dict[str, A
         "server_rss_before_mib": round(before / 2**20, 1),
         "server_rss_after_mib": round(after / 2**20, 1),
         "kib_per_idle_connection": round((after - before) / 1024 / len(sockets), 1),
+        "accept_s": round(accept_s, 1),
+        "accepted_per_s": round(len(sockets) / accept_s, 1),
     }
+
+
+def source_address(i: int) -> str:
+    """Client ``i``'s own address: one address has fewer than 30,000 ephemeral ports."""
+    return f"127.0.0.{2 + i % SOURCE_ADDRESSES}"
+
+
+class Trace:
+    """Tracemalloc snapshots of a server started under bench/traced_server.py (``--trace``):
+    the allocation sites that grew between the first and the last, per connection."""
+
+    def __init__(self, prefix: str, pid: int) -> None:
+        self.prefix = prefix
+        self.pid = pid
+        self.taken = 0
+
+    async def snapshot(self) -> None:
+        path = Path(f"{self.prefix}.{self.taken}")
+        os.kill(self.pid, signal.SIGUSR1)
+        deadline = time.monotonic() + TRACE_TIMEOUT_S
+        while not path.exists():
+            if time.monotonic() > deadline:
+                raise NoReply(f"no snapshot {path} within {TRACE_TIMEOUT_S} s")
+            await asyncio.sleep(0.2)
+        self.taken += 1
+
+    def report(self, connections: int, top: int = 30) -> None:
+        import tracemalloc
+
+        first, last = (tracemalloc.Snapshot.load(f"{self.prefix}.{i}") for i in (0, self.taken - 1))
+        ignored = [tracemalloc.Filter(False, tracemalloc.__file__)]
+        first, last = first.filter_traces(ignored), last.filter_traces(ignored)
+        grown = sum(stat.size_diff for stat in last.compare_to(first, "filename"))
+        print(f"traced growth: {grown / 1024 / connections:.2f} KiB per connection; top sites:")
+        for stat in last.compare_to(first, "traceback")[:top]:
+            innermost = list(reversed(stat.traceback))[:TRACE_SHOWN_FRAMES]  # the allocation first
+            frames = [f"{Path(f.filename).name}:{f.lineno}" for f in innermost]
+            print(
+                f"{stat.size_diff / connections:8.0f} B {stat.count_diff / connections:6.2f} blocks"
+                f"  {' <- '.join(frames)}"
+            )
 
 
 def on_sigterm(signum: int, frame: object) -> None:
@@ -387,11 +461,23 @@ def main() -> None:
     parser.add_argument("--game", choices=["HH", "SH"], default="HH")
     parser.add_argument("--idle", type=int, default=0, help="hold this many idle connections instead")
     parser.add_argument(
+        "--trace",
+        metavar="PREFIX",
+        help="with --idle: run the server under tracemalloc, snapshots at PREFIX.0, PREFIX.1, and "
+        "print the allocation sites that grew, per connection (its memory figures include tracing)",
+    )
+    parser.add_argument(
         "--reply", choices=["brief", "full"], default="brief", help="result size clients ask for"
     )
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, on_sigterm)  # so that the server is ended as on Ctrl-C
-    raise_fd_limit()
+    needed = args.idle + FD_HEADROOM  # in each process: the load generator and the server
+    raise_fd_limit(needed)
+    if args.idle and (limit := resource.getrlimit(resource.RLIMIT_NOFILE)[0]) < needed:
+        sys.exit(
+            f"--idle {args.idle} needs {needed} open files and the limit is {limit}: raising it needs "
+            "root with CAP_SYS_RESOURCE (or a higher hard limit: ulimit -Hn, systemd LimitNOFILE)"
+        )
     folder = tempfile.mkdtemp(prefix="solitaire-load-")
     db_url = f"sqlite+aiosqlite:///{folder}/load.db" if args.db == "sqlite" else args.db
     fsync_start = fsync_ms(folder)
@@ -399,7 +485,8 @@ def main() -> None:
         base, pid = args.url, int(os.environ.get("SOLITAIRE_SERVER_PID", "0"))
         result = asyncio.run(within_deadline(args, base, pid))
     else:
-        with server_process(db_url, args.rate / max(1, args.clients) * 4) as (base, pid):
+        rate = args.rate / max(1, args.clients) * 4
+        with server_process(db_url, rate, args.idle, args.trace) as (base, pid):
             result = asyncio.run(within_deadline(args, base, pid))
     own = psutil.Process().cpu_times()
     print(f"load generator cpu: {own.user + own.system:.1f} s")

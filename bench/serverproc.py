@@ -40,9 +40,14 @@ def tree_cpu_seconds(process: psutil.Process) -> float:
     return total
 
 
-def raise_fd_limit() -> None:
-    """As many file descriptors as the hard limit allows."""
+def raise_fd_limit(at_least: int = 0) -> None:
+    """As many file descriptors as the hard limit allows, first raising the hard limit to
+    ``at_least`` where this process may (root); children started afterwards inherit both."""
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and at_least > hard:
+        with suppress(ValueError, OSError):  # not allowed: the hard limit stays
+            resource.setrlimit(resource.RLIMIT_NOFILE, (at_least, at_least))
+            hard = at_least
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
@@ -77,14 +82,16 @@ def free_port() -> int:
 
 
 @contextmanager
-def started_server(settings: dict[str, str]) -> Iterator[tuple[str, int]]:
+def started_server(settings: dict[str, str], traced: bool = False) -> Iterator[tuple[str, int]]:
     """``solitaire-server`` with these ``SOLITAIRE_*`` variables on a free port, in its own
     process group; yields (base URL, pid) once /health answers, and ends the group however
-    the run ends (errors, timeouts, Ctrl-C, SIGTERM)."""
+    the run ends (errors, timeouts, Ctrl-C, SIGTERM). ``traced``: under tracemalloc
+    (bench/traced_server.py; ``SOLITAIRE_BENCH_TRACE`` in ``settings`` says where to)."""
     port = free_port()
     env = {**os.environ, **settings, "SOLITAIRE_PORT": str(port)}
+    command = [str(ROOT / "bench" / "traced_server.py")] if traced else ["-m", "server.cli"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "server.cli", "--log-level", "warning"],
+        [sys.executable, *command, "--log-level", "warning"],
         cwd=ROOT,
         env=env,
         preexec_fn=child_preexec,

@@ -58,6 +58,7 @@ UVICORN_PROTOCOL_ATTRIBUTES = (  # of an HttpToolsProtocol instance
     "connections",
     "transport",
     "pipeline",
+    "parser",
     "connection_made",  # the rest: overridden, each calling uvicorn's own first
     "connection_lost",
     "on_message_begin",
@@ -186,18 +187,21 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         super().handle_websocket_upgrade()
         if self._address is not None:  # the slot is the WebSocket's now: freed when it closes
             self._hand_slot_to(self.transport.get_protocol())
+        self.parser = None  # type: ignore[assignment]  # it refers back to this protocol: freed now, not by the GC
 
     def _hand_slot_to(self, protocol: asyncio.BaseProtocol) -> None:
         """Free this connection's address slot when ``protocol`` (any WebSocket implementation)
         loses the connection: this protocol's own ``connection_lost`` is never called after an
-        upgrade."""
-        lost = protocol.connection_lost
+        upgrade. The closure holds the slot's key and counts, not this protocol (which is freed)."""
+        lost, addresses, key = protocol.connection_lost, self.addresses, self._address
+        self._address = None
 
         def connection_lost(exc: Exception | None) -> None:
             try:
                 lost(exc)
             finally:
-                self._release()
+                if key is not None:
+                    addresses.release(key)
 
         setattr(protocol, "connection_lost", connection_lost)  # noqa: B010 (an instance's method)
 

@@ -66,6 +66,23 @@ Request = Authenticate | Call
 class Session:
     """One client's protocol state: who it is, its limits, its subscriptions, its outgoing frames."""
 
+    __slots__ = (  # one per connection: no instance dict
+        "_last_refusal_ms",
+        "_opened_ms",
+        "_out",
+        "_rate",
+        "_throttled",
+        "clock",
+        "close_code",
+        "close_reason",
+        "limits",
+        "own_games",
+        "player_id",
+        "player_name",
+        "state",
+        "watches",
+    )
+
     def __init__(self, limits: Limits, clock: Clock) -> None:
         self.limits = limits
         self.clock = clock

@@ -21,6 +21,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 
+from starlette.types import Scope
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from server import metrics
@@ -54,8 +55,36 @@ def send_now(websocket: WebSocket) -> Callable[[str], bool] | None:
     return extension["write"] if extension else None
 
 
+def forget_headers(scope: Scope) -> None:
+    """Let go of the upgrade request's headers once the origin is read: nothing reads them
+    later, and a browser's (cookies included) would be held for as long as it stays. Emptied
+    in place: the scope's one list is shared by everything that looked at it."""
+    headers = scope.get("headers")
+    if isinstance(headers, list):
+        headers.clear()
+
+
 class Connection:
     """One client connection: a session, its socket and its outgoing queue."""
+
+    __slots__ = (
+        "_address",
+        "_held_address",
+        "_held_player",
+        "_outbox",
+        "_sender",
+        "_token_hash",
+        "_write_now",
+        "close_code",
+        "closed",
+        "handlers",
+        "hub",
+        "policy",
+        "quotas",
+        "services",
+        "session",
+        "ws",
+    )
 
     def __init__(
         self, websocket: WebSocket, services: Services, handlers: Handlers, policy: BrowserPolicy
@@ -67,7 +96,7 @@ class Connection:
         self.hub: Hub = services.hub
         self.session = Session(services.settings.limits, services.clock)
         self.quotas = services.quotas
-        self._outbox: deque[str] = deque()
+        self._outbox: deque[str] | None = None  # made when a frame must wait, dropped when drained
         self._sender: asyncio.Task[None] | None = None
         self._write_now = send_now(websocket)
         self.closed = False
@@ -132,15 +161,18 @@ class Connection:
         if self.closed:
             return
         frame = checked_frame(self.services.tripwire, self.services.clock, frame)
-        if len(self._outbox) >= MAX_QUEUED_FRAMES:
-            self._outbox.clear()
+        outbox = self._outbox
+        if outbox is not None and len(outbox) >= MAX_QUEUED_FRAMES:
+            outbox.clear()
             self.closed = True
             asyncio.get_running_loop().create_task(self._close(CloseCode.TOO_SLOW, "too slow"))
             return
-        idle = not self._outbox and self._sender is None  # nothing queued before it: order is kept
+        idle = not outbox and self._sender is None  # nothing queued before it: order is kept
         if idle and self._write_now is not None and self._write_now(frame):
             return
-        self._outbox.append(frame)
+        if outbox is None:
+            outbox = self._outbox = deque()
+        outbox.append(frame)
         if self._sender is None:
             self._sender = asyncio.get_running_loop().create_task(self._drain())
 
@@ -156,6 +188,8 @@ class Connection:
             self.closed = True
         finally:
             self._sender = None
+            if not self._outbox:
+                self._outbox = None
 
     async def flush(self) -> None:
         sender = self._sender
@@ -183,7 +217,9 @@ class Connection:
 
     async def run(self) -> None:
         await self.ws.accept()
-        if not self.policy.origin_allowed(self.ws.headers.get("origin"), arrival_port(self.ws.scope)):
+        origin = self.ws.headers.get("origin")
+        forget_headers(self.ws.scope)
+        if not self.policy.origin_allowed(origin, arrival_port(self.ws.scope)):
             await self._close(CloseCode.ORIGIN, "origin not allowed")
             metrics.ws_closed(self.close_code)
             return
@@ -200,7 +236,7 @@ class Connection:
                 self._send_pending()
                 if kind == "act":  # end to end: from the frame read to its answer written
                     metrics.ACTION_SECONDS.observe(time.perf_counter() - received)
-                if len(self._outbox) > BACKPRESSURE_FRAMES:  # stop reading until the peer reads
+                if len(self._outbox or ()) > BACKPRESSURE_FRAMES:  # stop reading until the peer reads
                     await self.flush()
                 if (until := self.session.paused_until_ms) is not None:  # over budget: stop reading
                     await sleep_until(self.services.clock, until)

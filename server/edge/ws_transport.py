@@ -24,11 +24,22 @@ that writes a text frame at once and says whether it could (not before the
 handshake, after a close, or while the transport asks writers to wait); the
 app falls back to ``send`` when it could not or when the extension is absent
 (uvicorn's own implementations).
+
+Memory: an idle connection is mostly this protocol's objects, so its inbox
+and its "writable" flag are small slotted stand-ins for the
+``asyncio.Queue`` and ``asyncio.Event`` uvicorn makes (four deques, 4 KiB
+together, against a few hundred bytes), and the upgrade's request and
+response are let go once the handshake is done (the request's headers are
+emptied: websockets' parser keeps the request itself).
 """
 
 from __future__ import annotations
 
-from uvicorn._types import ASGIReceiveEvent
+import asyncio
+from collections import deque
+from typing import Any
+
+from uvicorn._types import ASGIReceiveEvent, ASGISendEvent
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.http11 import Request
 
@@ -43,7 +54,6 @@ UVICORN_PROTOCOL_ATTRIBUTES = (  # of a WebSocketsSansIOProtocol instance
     "frames",
     "curr_msg_data_type",
     "close_sent",
-    "queue",
     "read_paused",
     "transport",
     "conn",
@@ -57,7 +67,10 @@ UVICORN_PROTOCOL_ATTRIBUTES = (  # of a WebSocketsSansIOProtocol instance
     "handle_connect",  # extended: offers SEND_NOW in the scope (which it makes)
     "handshake_complete",
     "disconnected",
-    "writable",
+    "writable",  # replaced: a Gate
+    "queue",  # replaced: an Inbox
+    "handshake_initiated",
+    "send",  # extended: lets go of the handshake's response (set, like request, by handle_connect)
 )
 SEND_NOW = "solitaire.send_text_now"  # scope["extensions"][SEND_NOW]["write"](text) -> bool
 
@@ -70,10 +83,86 @@ IMPL_PATH = "server.edge.ws_transport:BufferedWebSocketProtocol"
 IMPL_CHOICES = (IMPL_NAME, "websockets", "websockets-sansio")  # the last two: uvicorn's own
 
 
+class Inbox:
+    """What uvicorn's protocol uses of an ``asyncio.Queue`` (``put_nowait``, ``get``,
+    ``qsize``) for its one reader, the app; holds no container while empty."""
+
+    __slots__ = ("_items", "_waiter")
+
+    def __init__(self) -> None:
+        self._items: deque[ASGIReceiveEvent] | None = None
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put_nowait(self, item: ASGIReceiveEvent) -> None:
+        if self._items is None:
+            self._items = deque()
+        self._items.append(item)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def get(self) -> ASGIReceiveEvent:
+        while not self._items:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        item = self._items.popleft()
+        if not self._items:
+            self._items = None
+        return item
+
+    def qsize(self) -> int:
+        return len(self._items) if self._items else 0
+
+
+class Gate:
+    """What uvicorn's protocol uses of an ``asyncio.Event`` (``set``, ``clear``, ``is_set``,
+    ``wait``) for "the transport takes writes"; waiters are listed only while there are some."""
+
+    __slots__ = ("_open", "_waiters")
+
+    def __init__(self) -> None:
+        self._open = True
+        self._waiters: list[asyncio.Future[None]] | None = None
+
+    def is_set(self) -> bool:
+        return self._open
+
+    def set(self) -> None:
+        self._open = True
+        waiters, self._waiters = self._waiters, None
+        for waiter in waiters or ():
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def clear(self) -> None:
+        self._open = False
+
+    async def wait(self) -> None:
+        if self._open:
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        if self._waiters is None:
+            self._waiters = []
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        finally:
+            if self._waiters is not None and waiter in self._waiters:
+                self._waiters.remove(waiter)
+
+
 class BufferedWebSocketProtocol(WebSocketsSansIOProtocol):
     """uvicorn's sans-I/O WebSocket protocol with high/low-water read flow control."""
 
     _held: bytes = b""  # read but not parsed yet: the app is behind
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.queue: Inbox = Inbox()  # type: ignore[assignment]
+        self.writable: Gate = Gate()  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
         if self._held:  # the read that was under way when reading stopped
@@ -99,7 +188,15 @@ class BufferedWebSocketProtocol(WebSocketsSansIOProtocol):
 
     def handle_connect(self, event: Request) -> None:
         super().handle_connect(event)
-        self.scope["extensions"][SEND_NOW] = {"write": self.send_text_now}
+        self.request = None  # type: ignore[assignment]  # the scope has what the app needs of it
+        event.headers.clear()  # the parser's frame keeps the request for the connection's life
+        if self.handshake_initiated and not self.close_sent:  # a 101 to come: the app runs
+            self.scope["extensions"][SEND_NOW] = {"write": self.send_text_now}
+
+    async def send(self, message: ASGISendEvent) -> None:
+        await super().send(message)
+        if self.handshake_complete and self.response is not None:
+            self.response = None  # type: ignore[assignment]  # sent (or refused): not needed again
 
     def send_text_now(self, text: str) -> bool:
         """Write a text frame at once, if nothing stands in the way; False: use ``send``."""
