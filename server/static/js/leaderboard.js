@@ -14,6 +14,7 @@ import { api } from "./identity.js";
 import { formatTime } from "./infobar.js";
 import { errorText } from "./messages.js";
 import { el, labelOf, textOf } from "./ui.js";
+import { verifyGame } from "./verified.js";
 
 const PAGE = 25;
 
@@ -194,6 +195,7 @@ export class LeaderboardPage {
       const reply = await this.app.net.request("subscribe_leaderboard", { ...boardFields(code), limit: PAGE });
       if (this.code !== code) return;
       this.subscribed = code;
+      this.published = Boolean(reply.code); // a daily's board names its code once the day is over
       this.render(reply.entries, reply.next_cursor);
       this.loadMine(reply.entries);
     } catch (error) {
@@ -233,6 +235,7 @@ export class LeaderboardPage {
       const limit = Math.min(LEADERBOARD_LIMIT.max, Math.max(PAGE, this.rowCount || 0));
       const body = await api("GET", `${boardPath(code)}?limit=${limit}`);
       if (code !== this.subscribed) return;
+      this.published = Boolean(body.code);
       this.render(body.entries, body.next_cursor);
       this.loadMine(body.entries);
     } catch (error) {
@@ -300,9 +303,25 @@ export class LeaderboardPage {
       cell(
         "boards.col.game",
         el("a", { href: `#game=${entry.game_id}`, "aria-label": t("boards.view_game", { name: entry.player.name }) }, t("boards.view")),
+        this.verifiedMark(entry),
       ),
     );
     return tr;
+  }
+
+  /** A past daily's result gets a mark once the browser has checked it against the signed log. */
+  verifiedMark(entry) {
+    const daily = parseDailyKey(this.code);
+    if (!daily || !this.published) return null; // not a daily, or still sealed: no proof yet
+    const mark = el("span", { class: "verified", dataset: { verified: "checking" }, hidden: true });
+    verifyGame(entry.game_id, daily.day).then((ok) => {
+      mark.dataset.verified = ok ? "yes" : "no";
+      if (!ok) return;
+      mark.textContent = ` ✓ ${t("boards.verified")}`;
+      mark.title = t("boards.verified_title");
+      mark.hidden = false;
+    });
+    return mark;
   }
 
   showError(error) {
