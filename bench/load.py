@@ -85,7 +85,7 @@ def fsync_ms(folder: str, rounds: int = 20) -> float:
 
 
 @contextmanager
-def server_process(db_url: str, rate: float) -> Iterator[tuple[str, int]]:
+def server_process(db_url: str, rate: float, root: Path | None = None) -> Iterator[tuple[str, int]]:
     """Start ``solitaire-server`` for a run (see :func:`serverproc.started_server`).
 
     ``rate`` is the per-connection rate limit for paced runs; 0 (flat out) sets one no
@@ -98,7 +98,7 @@ def server_process(db_url: str, rate: float) -> Iterator[tuple[str, int]]:
         "SOLITAIRE_BURST": "1000",
         **UNCOUNTED,
     }
-    with started_server(settings) as server:
+    with started_server(settings, *([root] if root else [])) as server:
         yield server
 
 
@@ -306,6 +306,8 @@ async def run_load(args: argparse.Namespace, base: str, pid: int) -> dict[str, A
                 for i in range(args.clients)
             ]
             await go.wait()
+            if (on_start := getattr(args, "on_start", None)) is not None:
+                on_start()  # a caller's hook at the start line (bench/floor.py starts its profiler)
             await asyncio.sleep(WARMUP_S)  # first actions: not measured
             stats.latencies.clear()
             stats.errors = 0
