@@ -95,7 +95,7 @@ def one_run(kind: str, args: argparse.Namespace) -> dict[str, Any]:
         clients=args.clients, rate=0.0, seconds=args.seconds, game="HH", reply="brief", idle=0
     )
     with started(kind, folder, args) as (base, pid):
-        spy = Spy(pid, args.py_spy) if args.py_spy and kind == "server" else None
+        spy = Spy(pid, args.py_spy) if args.py_spy and kind in ("server", "base") else None
         load_args.on_start = spy.start if spy else None
         try:
             result = asyncio.run(load.within_deadline(load_args, base, pid))

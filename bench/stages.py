@@ -32,7 +32,7 @@ STAGES: tuple[tuple[str, str], ...] = (
         "commit (event loop side)",
         r"\(server/storage/(writer|sqlite_batches|pg_batches)\.py|concurrent/futures/",
     ),
-    ("validate (schema)", r"\(server/edge/protocol\.py:\d+\)$"),
+    ("parse and validate (schema)", r"\(server/edge/protocol\.py:\d+\)$"),
     ("read frames (transport, ASGI receive)", r"ws_transport\.py|websockets/|uvicorn/|starlette/websockets"),
     ("game service (lock, draft, adopt)", r"\(server/core/games\.py"),
     ("dispatch (session, connection, handler)", r"\(server/edge/|\(server/features/play\.py"),

@@ -109,7 +109,9 @@ def test_floor_bench_runs_each_floor_and_the_server_in_turn() -> None:
     (figures,) = result["rounds"]
     for kind in ("echo", "durable", "server"):
         assert figures[kind]["errors"] == 0 and figures[kind]["actions_per_s"] > 0
-    assert figures["ratio"] == round(figures["server"]["actions_per_s"] / figures["durable"]["actions_per_s"], 3)
+    assert figures["ratio"] == round(
+        figures["server"]["actions_per_s"] / figures["durable"]["actions_per_s"], 3
+    )
     assert result["ratios"] == [figures["ratio"]] and result["median_ratio"] == figures["ratio"]
 
 
