@@ -41,7 +41,7 @@ from typing import Any
 
 import psutil
 import websockets
-from serverproc import raise_fd_limit, started_server, tree_cpu_seconds
+from serverproc import ROOT, raise_fd_limit, started_server, tree_cpu_seconds
 
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
@@ -96,7 +96,7 @@ def fsync_ms(folder: str, rounds: int = 20) -> float:
 
 @contextmanager
 def server_process(
-    db_url: str, rate: float, connections: int = 0, trace: str | None = None
+    db_url: str, rate: float, connections: int = 0, trace: str | None = None, root: Path | None = None
 ) -> Iterator[tuple[str, int]]:
     """Start ``solitaire-server`` for a run (see :func:`serverproc.started_server`).
 
@@ -115,7 +115,7 @@ def server_process(
         settings["SOLITAIRE_AUTH_TIMEOUT_S"] = settings["SOLITAIRE_REQUEST_TIMEOUT_S"] = str(START_TIMEOUT_S)
     if trace:
         settings["SOLITAIRE_BENCH_TRACE"] = trace
-    with started_server(settings, traced=trace is not None) as server:
+    with started_server(settings, root or ROOT, traced=trace is not None) as server:
         yield server
 
 
@@ -325,6 +325,8 @@ async def run_load(args: argparse.Namespace, base: str, pid: int) -> dict[str, A
                 for i in range(args.clients)
             ]
             await go.wait()
+            if (on_start := getattr(args, "on_start", None)) is not None:
+                on_start()  # a caller's hook at the start line (bench/floor.py starts its profiler)
             await asyncio.sleep(WARMUP_S)  # first actions: not measured
             stats.latencies.clear()
             stats.errors = 0

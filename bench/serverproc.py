@@ -82,17 +82,31 @@ def free_port() -> int:
 
 
 @contextmanager
-def started_server(settings: dict[str, str], traced: bool = False) -> Iterator[tuple[str, int]]:
+def started_server(
+    settings: dict[str, str], root: Path = ROOT, traced: bool = False
+) -> Iterator[tuple[str, int]]:
     """``solitaire-server`` with these ``SOLITAIRE_*`` variables on a free port, in its own
     process group; yields (base URL, pid) once /health answers, and ends the group however
-    the run ends (errors, timeouts, Ctrl-C, SIGTERM). ``traced``: under tracemalloc
-    (bench/traced_server.py; ``SOLITAIRE_BENCH_TRACE`` in ``settings`` says where to)."""
+    the run ends (errors, timeouts, Ctrl-C, SIGTERM). ``root``: the source tree it runs from
+    (another checkout's, to compare two versions in one sitting). ``traced``: under
+    tracemalloc (bench/traced_server.py; ``SOLITAIRE_BENCH_TRACE`` in ``settings`` says where to)."""
     port = free_port()
-    env = {**os.environ, **settings, "SOLITAIRE_PORT": str(port)}
-    command = [str(ROOT / "bench" / "traced_server.py")] if traced else ["-m", "server.cli"]
+    script = [str(root / "bench" / "traced_server.py")] if traced else ["-m", "server.cli"]
+    command = [sys.executable, *script, "--log-level", "warning"]
+    with started_command(command, {**settings, "SOLITAIRE_PORT": str(port)}, port, root) as server:
+        yield server
+
+
+@contextmanager
+def started_command(
+    command: list[str], settings: dict[str, str], port: int, root: Path = ROOT
+) -> Iterator[tuple[str, int]]:
+    """Any HTTP server's command (run from ``root``, with these variables added), listening on
+    ``port``: as :func:`started_server`."""
+    env = {**os.environ, **settings}
     proc = subprocess.Popen(
-        [sys.executable, *command, "--log-level", "warning"],
-        cwd=ROOT,
+        command,
+        cwd=root,
         env=env,
         preexec_fn=child_preexec,
         start_new_session=True,

@@ -103,6 +103,18 @@ def test_abuse_bench_measures_each_phase_and_ends_its_flooders() -> None:
     assert isinstance(result["target_met"], bool)  # shape only: speed is the script's to measure
 
 
+@pytest.mark.timeout(200)
+def test_floor_bench_runs_each_floor_and_the_server_in_turn() -> None:
+    result = last_json("floor.py", "--rounds", "1", "--clients", "10", "--seconds", "1", timeout=190)
+    (figures,) = result["rounds"]
+    for kind in ("echo", "durable", "server"):
+        assert figures[kind]["errors"] == 0 and figures[kind]["actions_per_s"] > 0
+    assert figures["ratio"] == round(
+        figures["server"]["actions_per_s"] / figures["durable"]["actions_per_s"], 3
+    )
+    assert result["ratios"] == [figures["ratio"]] and result["median_ratio"] == figures["ratio"]
+
+
 def test_engine_bench_prints_rates() -> None:
     result = last_json("engine.py", "--games", "3", "--steps", "50")
     assert {"hh_actions_per_s", "sh_actions_per_s"} <= set(result)

@@ -67,8 +67,9 @@ class LiveGame:
     last_action: Action | None = None
     evicted: bool = False
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    cached_fingerprint: str | None = None  # both caches are cleared whenever the game changes
+    cached_fingerprint: str | None = None  # the caches are cleared whenever the game changes
     cached_state: Encoded | None = None
+    cached_row: dict[str, Any] | None = None  # row_values(): never changed once made
     lost_seq: int | None = None  # the dead-end solver proved no win remains at this seq
     # Milliseconds between accepted actions, for the think-time signals (4 bytes each).
     gaps: array[int] = field(default_factory=lambda: array("I"))
@@ -102,7 +103,7 @@ class LiveGame:
         return self.game.seq > 0 and not self.finished
 
     def invalidate(self) -> None:
-        self.cached_fingerprint = self.cached_state = None
+        self.cached_fingerprint = self.cached_state = self.cached_row = None
 
     def draft(self) -> LiveGame:
         """A copy to change and commit; memory takes it (``adopt``) only once it is durable.
@@ -115,21 +116,25 @@ class LiveGame:
         return copy
 
     def adopt(self, draft: LiveGame) -> None:
-        self.__dict__.update({k: v for k, v in draft.__dict__.items() if k != "lock"})
+        lock = self.lock  # a draft shares it; kept as it is whatever the draft holds
+        self.__dict__.update(draft.__dict__)
+        self.lock = lock
 
     def brief_state(self) -> dict[str, Any]:
-        """The information bar and fingerprint only, for clients that mirror the board themselves."""
-        g = self.game
+        """The information bar and fingerprint only, for clients that mirror the board themselves.
+
+        Read from the game row's values, which the commit of the change made already."""
+        row = self.row_values()
         return {
-            "seq": g.seq,
-            "status": self.status,
-            "score": g.score,
-            "moves": g.moves,
-            "undo_depth": g.undo_depth,
-            "progress": g.progress,
-            "elapsed_ms": self.elapsed_ms,
+            "seq": row["seq"],
+            "status": row["status"],
+            "score": row["score"],
+            "moves": row["moves"],
+            "undo_depth": self.game.undo_depth,
+            "progress": row["progress"],
+            "elapsed_ms": row["elapsed_ms"],
             "clock_running": self.clock_running,
-            "fingerprint": self.fingerprint(),
+            "fingerprint": row["fingerprint"],
         }
 
     def day_over(self, now_ms: int) -> bool:
@@ -168,7 +173,13 @@ class LiveGame:
         }
 
     def row_values(self) -> dict[str, Any]:
-        """The game row's mutable columns, for the group writer."""
+        """The game row's mutable columns, for the group writer (made once per change: the
+        result's brief state reads them too). The dict is shared: never change it."""
+        if self.cached_row is None:
+            self.cached_row = self._row_values()
+        return self.cached_row
+
+    def _row_values(self) -> dict[str, Any]:
         g = self.game
         return {
             "id": self.id,

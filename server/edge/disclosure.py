@@ -26,6 +26,8 @@ WITHHELD = ProtocolError(ErrorCode.INTERNAL, "the server could not build that an
 
 def checked_frame(tripwire: Tripwire, clock: Clock, frame: str) -> str:
     """The frame, or an ``internal`` error in its place (same request id) if it holds a secret."""
+    if not tripwire.armed:  # nothing sealed: not even the clock is read
+        return frame
     try:
         tripwire.check(frame, clock())
     except SealedLeak as leak:

@@ -238,43 +238,51 @@ def check(kind: str, name: str, field: Field, value: Any) -> Any:
 
     ``kind`` names the message in refusals (``act.seq must be…``); empty, the field alone is named.
     """
-    label = f"{kind}.{name}" if kind else name
     if value is None and field.nullable:
         return None
-    if isinstance(value, float) and int in field.kinds and value.is_integer():
-        value = int(value)
-    if not isinstance(value, field.kinds) or (isinstance(value, bool) and bool not in field.kinds):
+    kind_of = type(value)  # the exact type: bool is not taken for int, nor int for bool
+    if kind_of is float and int in field.kinds and value.is_integer():
+        value, kind_of = int(value), int
+    if kind_of not in field.kinds and not (kind_of is not bool and isinstance(value, field.kinds)):
         expected = " or ".join(_NAMES[k] for k in field.kinds)
-        raise ProtocolError(ErrorCode.BAD_MESSAGE, f"{label} must be {expected}", field=name)
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, f"{_label(kind, name)} must be {expected}", field=name)
     if field.choices is not None and value not in field.choices:
         allowed = ", ".join(map(str, field.choices))
-        raise ProtocolError(ErrorCode.BAD_MESSAGE, f"{label} must be one of {allowed}", field=name)
+        raise ProtocolError(
+            ErrorCode.BAD_MESSAGE, f"{_label(kind, name)} must be one of {allowed}", field=name
+        )
     if isinstance(value, str):
-        _check_text(label, name, field, value)
-    elif isinstance(value, dict) and (found := surrogate_in(value)) is not None:
-        raise not_text(label, name, found)
-    elif (
-        isinstance(value, int) and not isinstance(value, bool) and not field.minimum <= value <= field.maximum
-    ):
+        _check_text(kind, name, field, value)
+    elif isinstance(value, dict):
+        if (found := surrogate_in(value)) is not None:
+            raise not_text(_label(kind, name), name, found)
+    elif kind_of is not bool and isinstance(value, int) and not field.minimum <= value <= field.maximum:
         raise ProtocolError(
             ErrorCode.BAD_MESSAGE,
-            f"{label} must be from {field.minimum} to {field.maximum}",
+            f"{_label(kind, name)} must be from {field.minimum} to {field.maximum}",
             field=name,
         )
     return value
 
 
-def _check_text(label: str, name: str, field: Field, value: str) -> None:
-    if (found := lone_surrogate(value)) is not None:
-        raise not_text(label, name, found)
+def _label(kind: str, name: str) -> str:
+    """How a refusal names a field: ``act.seq``, or the field alone without a message type.
+    Built only for a refusal: on every accepted field it was a string formatted for nothing."""
+    return f"{kind}.{name}" if kind else name
+
+
+def _check_text(kind: str, name: str, field: Field, value: str) -> None:
+    if not value.isascii() and (found := lone_surrogate(value)) is not None:
+        raise not_text(_label(kind, name), name, found)
     if len(value) < field.min_len or (field.max_len is not None and len(value) > field.max_len):
         raise ProtocolError(
             ErrorCode.BAD_MESSAGE,
-            f"{label} must be {field.min_len} to {field.max_len} characters",
+            f"{_label(kind, name)} must be {field.min_len} to {field.max_len} characters",
             field=name,
         )
     if field.pattern is not None and not field.pattern.search(value):
-        raise ProtocolError(ErrorCode.BAD_MESSAGE, f"{label} must match {_shown(field.pattern)}", field=name)
+        pattern = _shown(field.pattern)
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, f"{_label(kind, name)} must match {pattern}", field=name)
 
 
 def _shown(pattern: re.Pattern[str]) -> str:

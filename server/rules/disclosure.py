@@ -132,6 +132,7 @@ class Tripwire:
         self._until: dict[str, int] = {}  # secret -> when it may be shown (its day's end)
         self._now: list[str] = []  # the secrets still sealed, searched in order
         self._now_bytes: list[bytes] = []
+        self._next_open: int | None = None  # the earliest day's end among them: open() before it is free
 
     def seal(self, day: str, code: str, salt: str | None) -> None:
         secrets = [code.rsplit("-", 1)[1], *([salt] if salt else [])]
@@ -142,10 +143,11 @@ class Tripwire:
     def _remember(self) -> None:
         self._now = list(self._until)
         self._now_bytes = [s.encode() for s in self._now]
+        self._next_open = min(self._until.values(), default=None)
 
     def open(self, now_ms: int) -> None:
         """Forget the secrets whose day has ended (they are published then)."""
-        if any(until <= now_ms for until in self._until.values()):
+        if self._next_open is not None and self._next_open <= now_ms:
             self._until = {s: u for s, u in self._until.items() if u > now_ms}
             self._remember()
 
@@ -158,6 +160,12 @@ class Tripwire:
         for secret in secrets:
             if secret in text:  # type: ignore[operator]
                 raise SealedLeak(f"a sealed daily's secret was about to be sent ({len(text)} characters)")
+
+    @property
+    def armed(self) -> bool:
+        """Whether any secret is sealed now or was until the last check: when not, no frame
+        needs the clock read or a search (the usual case outside a daily's day)."""
+        return bool(self._now)
 
     def sealed(self) -> Iterable[str]:
         return tuple(self._now)
