@@ -8,6 +8,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.conftest import DESKTOP
+from tests.browser.helpers import wait_attribute
 
 pytestmark = pytest.mark.browser
 
@@ -24,6 +25,7 @@ def test_a_short_password_is_refused_for_its_length(browser: Browser, site: str,
     try:
         page = context.new_page()
         page.goto(f"{site}/#profile")
+        wait_attribute(page, "body", "data-conn", "online")  # the player is known: no redraw to come
         expect(page.locator("#account-state")).not_to_be_empty()  # the forms drawn for this player
         form = page.locator("#form-sign-up")
         form.locator("#signup-username").fill(f"shorty{locale[:2]}")
