@@ -84,6 +84,9 @@ def test_playing_and_every_dialog_break_no_policy(page: Page, site: str, clock: 
     end = page.locator("#dlg-end")
     expect(end).to_be_visible()
     end.locator('button[value="resign"]').click()
+    confirm = page.locator("#dlg-confirm")  # giving up is asked first, naming the game
+    expect(confirm.locator("#confirm-text")).to_contain_text(code)
+    confirm.get_by_role("button", name="Give up").click()
     expect(board(page)).to_have_attribute("data-status", "resigned")
     page.locator("#btn-share").click()
     expect(page.locator("#share-code")).to_have_value(code)
