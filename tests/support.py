@@ -99,17 +99,25 @@ async def ahttp(method: str, url: str, body: Any = None, token: str | None = Non
     return await asyncio.to_thread(http, method, url, body, token)
 
 
-def http_raw(method: str, url: str, data: bytes | None = None, token: str | None = None) -> tuple[int, Any]:
-    """Like :func:`http`, with the body sent as given (not JSON-encoded here): for malformed bodies."""
+def http_bytes(
+    method: str, url: str, data: bytes | None = None, token: str | None = None
+) -> tuple[int, bytes]:
+    """A blocking HTTP request with the body sent as given; returns (status, the answer's bytes)."""
     request = urllib.request.Request(url, data=data, method=method)
     request.add_header("Content-Type", "application/json")
     if token:
         request.add_header("Authorization", f"Bearer {token}")
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, json.loads(response.read() or b"null")
+            return response.status, response.read()
     except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read() or b"null")
+        return exc.code, exc.read()
+
+
+def http_raw(method: str, url: str, data: bytes | None = None, token: str | None = None) -> tuple[int, Any]:
+    """Like :func:`http`, with the body sent as given (not JSON-encoded here): for malformed bodies."""
+    status, answer = http_bytes(method, url, data, token)
+    return status, json.loads(answer or b"null")
 
 
 async def ahttp_raw(

@@ -12,8 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +26,15 @@ from server.config import Settings
 from server.rules.days import DAY_MS, day_of, day_start_ms
 from server.storage.db import make_engine
 from tests.server.test_integrity import admin_cli
-from tests.support import ONE_ADDRESS, UNSCREENED, Client, ManualClock, new_player, running_server
+from tests.support import (
+    ONE_ADDRESS,
+    UNSCREENED,
+    Client,
+    ManualClock,
+    http_bytes,
+    new_player,
+    running_server,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "server" / "schema"
@@ -159,15 +165,8 @@ def ws_requests(world: World, target: str) -> Iterator[dict[str, Any]]:
 
 def fetch(method: str, url: str, data: bytes | None, token: str | None) -> tuple[int, str]:
     """Any answer as text (JSON, the metrics' text, a script)."""
-    request = urllib.request.Request(url, data=data, method=method)
-    request.add_header("Content-Type", "application/json")
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode()
+    status, answer = http_bytes(method, url, data, token)
+    return status, answer.decode()
 
 
 async def sweep_http(world: World, phase: str) -> int:
