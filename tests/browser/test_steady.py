@@ -77,10 +77,14 @@ def test_the_win_celebration_plays_over_the_win_dialog(moving: Page, site: str) 
     expect(moving.locator("#dlg-end")).to_be_visible()
     spark = moving.locator(".celebration span").first
     expect(spark).to_be_attached()
-    # Held still where it starts (over the dialog) and painted pure green: the pixel at its
-    # centre is that green only when the spark is drawn over the dialog and its backdrop.
+    # Held still where it starts (over the dialog) and painted pure green, the other sparks
+    # (which start at the same place) hidden: the pixel at its centre is that green only when
+    # the spark is drawn over the dialog and its backdrop.
     centre = spark.evaluate(
-        """(s) => { for (const a of s.getAnimations()) a.cancel();
+        """(s) => { for (const other of s.parentElement.children) {
+            for (const a of other.getAnimations()) a.cancel();
+            if (other !== s) other.style.visibility = "hidden";
+          }
           s.style.opacity = "1"; s.style.textShadow = "none";
           s.style.background = "#00ff00"; s.style.color = "#00ff00";
           const r = s.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }"""

@@ -66,6 +66,11 @@ def server_env(
     return env
 
 
+# For an instance behind a balancer: on SIGTERM, /ready says draining for two of HAProxy's checks
+# before clients are told bye, so their reconnects go elsewhere (server/cli.py GracefulServer).
+BEHIND_BALANCER = {"SOLITAIRE_DRAIN_S": "2"}
+
+
 def server_argv() -> list[str]:
     level = os.environ.get("SOLITAIRE_TEST_LOG_LEVEL", "warning")
     return [sys.executable, "-m", "server.cli", "--log-level", level]

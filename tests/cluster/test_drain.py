@@ -15,17 +15,16 @@ import time
 
 import pytest
 
-from tests.cluster.fleet import Fleet, balancer, until
+from tests.cluster.fleet import BEHIND_BALANCER, Fleet, balancer, until
 from tests.cluster.movers import start_movers
 from tests.support import ahttp
 
 pytestmark = pytest.mark.timeout(180)
 PLAYERS = 9
-DRAIN = {"SOLITAIRE_DRAIN_S": "2"}
 
 
 async def test_a_drained_instance_sends_each_client_elsewhere_once(fleet: Fleet) -> None:
-    instances = [fleet.start(env=DRAIN) for _ in range(3)]
+    instances = [fleet.start(env=BEHIND_BALANCER) for _ in range(3)]
     with balancer([i.port for i in instances]) as front:
         movers, runs, stop = await start_movers(front, PLAYERS)
         drained = instances[0]

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from client import SolitaireClient
-from tests.cluster.fleet import Fleet, Instance, balancer, private_redis
+from tests.cluster.fleet import BEHIND_BALANCER, Fleet, Instance, balancer, private_redis
 from tests.processes import started
 from tests.support import RECEIVED, free_port, http
 
@@ -81,7 +81,7 @@ async def ready_behind(front: str, instance: Instance, timeout: float = 20) -> N
 async def test_a_watcher_resumes_on_another_instance_and_sees_the_next_moves(
     fleet: Fleet, how: signal.Signals, tmp_path: Path
 ) -> None:
-    first = fleet.start()
+    first = fleet.start(env=BEHIND_BALANCER)  # behind a balancer: SIGTERM says draining before bye
     second_port = free_port()
     with balancer([first.port, second_port]) as front:  # the second is down: all reach the first
         token = (await SolitaireClient.create_player(front, "Player")).token

@@ -75,6 +75,7 @@ class Player:
         default_factory=list
     )  # (sent, answered) of each acked request
     slowest_s: float = 0.0  # the longest wait for any answer
+    ended_by_server: int = 0  # requests answered ``game_over``
     _turn: int = 0
 
     async def run(self, stop: asyncio.Event, until: float) -> None:
@@ -114,7 +115,11 @@ class Player:
         reply = await client.request(kind, timeout=30, **fields)
         now = time.monotonic()
         self.slowest_s = max(self.slowest_s, now - sent)
-        if reply["type"] == "error":
+        if reply["type"] == "error" and reply["code"] == ErrorCode.GAME_OVER:
+            # The game's end, not a refusal: the server's solver proved it lost, or a first
+            # resignation committed while its answer was cut off. The player goes on to a new game.
+            self.ended_by_server += 1
+        elif reply["type"] == "error":
             self.refusals.append((now, str(reply["code"])))
         elif kind in ("act", "resign"):
             self.answered.append((sent, now))
