@@ -15,6 +15,7 @@ else ``unknown``.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 from dataclasses import dataclass
@@ -32,6 +33,18 @@ GIT_TIMEOUT_S = 2.0
 REVISION_CHARS = 40  # a longer SOLITAIRE_REVISION is cut: it is a label value and a hello field
 
 CONNECTIONS = Gauge("solitaire_connections", "Open WebSocket connections")
+TASKS = Gauge("solitaire_event_loop_tasks", "Tasks alive on the event loop (a steady rise is a leak)")
+
+
+def running_tasks() -> float:
+    """The event loop's task count, read at scrape time; NaN when read outside the loop."""
+    try:
+        return float(len(asyncio.all_tasks()))
+    except RuntimeError:  # no running loop: the registry was read from another thread
+        return float("nan")
+
+
+TASKS.set_function(running_tasks)
 REQUESTS = Counter("solitaire_requests_total", "WebSocket requests answered, by type", ["type"])
 REFUSALS = Counter("solitaire_refusals_total", "WebSocket requests refused, by error code", ["code"])
 ACTIONS = Counter("solitaire_actions_total", "Game actions committed and applied")

@@ -89,6 +89,7 @@ async def test_metrics_count_actions_refusals_commits_and_connections(tmp_path: 
         assert (await client.act(game["id"], 5, **action))["code"] == "stale"
         after = await metrics_text(scraped)
         assert metric(after, "solitaire_connections") >= 1
+        assert metric(after, "solitaire_event_loop_tasks") >= 2  # this connection's and the listener's
         await client.close()
     assert metric(after, "solitaire_actions_total") == metric(before, "solitaire_actions_total") + 1
     stale = 'solitaire_refusals_total{code="stale"}'

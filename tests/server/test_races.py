@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
+import urllib.request
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from server.config import Settings
+from server.features.races.service import RETAIN_FINISHED_MS
 from tests.conftest import ClockedServer
 from tests.server.competing import line_with_progress, play, verify_entry, whole_board, winnable_hh
-from tests.support import Client, new_player, running_server
+from tests.support import ONE_ADDRESS, Client, ManualClock, free_port, new_player, running_server
 
 TOKENS: dict[str, str] = {}  # racer name -> token, to reconnect
 
@@ -157,3 +162,58 @@ async def test_a_race_is_found_again_from_storage(server: str, database_url: str
         await watcher.close()
     for client in (owner, guest):
         await client.close()
+
+
+def tasks_on(listen: str) -> float:
+    """The server's event-loop task count, from its metrics listener."""
+    with urllib.request.urlopen(f"http://{listen}/metrics", timeout=10) as answer:
+        for line in answer.read().decode().splitlines():
+            if line.startswith("solitaire_event_loop_tasks "):
+                return float(line.split()[-1])
+    raise AssertionError("no solitaire_event_loop_tasks in /metrics")
+
+
+async def finish_a_race(host: Client, guest: Client) -> None:
+    opened = await host.request("race_open", game="SH", variant="C4")
+    assert opened["type"] == "race", opened
+    race_id = opened["race"]["id"]
+    await guest.request("race_join", race_id=race_id)
+    await host.request("race_start", race_id=race_id, countdown_s=0)
+    for client in (host, guest):
+        await client.next_push("race_started")
+    await guest.request("race_leave", race_id=race_id)  # leaving a running race resigns
+    await host.request("race_watch", race_id=race_id)
+    await host.request("race_leave", race_id=race_id)
+    update = await host.next_push("race_update")
+    while update["event"] != "finished":
+        update = await host.next_push("race_update")
+
+
+async def test_finished_races_are_kept_by_one_timer_not_a_task_each(tmp_path: Path) -> None:
+    """A finished race stays in memory a while (RETAIN_FINISHED_MS); a sleeping task per race
+    for that while piled up with every race played, so one timer forgets them all in turn."""
+    listen = f"127.0.0.1:{free_port()}"
+    settings = Settings(
+        database_url=f"sqlite+aiosqlite:///{tmp_path / 'r.db'}",
+        secret="t",
+        limits=replace(ONE_ADDRESS, races_per_minute=0, games_per_minute=0),
+        metrics_listen=listen,
+    )
+    clock = ManualClock()
+    with running_server(settings, clock) as base:
+        host, guest = await racer(base, "Host"), await racer(base, "Guest")
+        await finish_a_race(host, guest)
+        after_one = await asyncio.to_thread(tasks_on, listen)
+        for _ in range(8):
+            await finish_a_race(host, guest)
+        deadline = time.monotonic() + 10
+        while (after := await asyncio.to_thread(tasks_on, listen)) >= after_one + 4:
+            assert time.monotonic() < deadline, f"{after_one} tasks after one race, {after} after nine"
+            await asyncio.sleep(0.05)
+        clock.advance(RETAIN_FINISHED_MS + 2_000)  # every finished race is forgotten, the timer ends
+        deadline = time.monotonic() + 10
+        while (await asyncio.to_thread(tasks_on, listen)) >= after_one:
+            assert time.monotonic() < deadline, "the finished races' timer did not end"
+            await asyncio.sleep(0.05)
+        for client in (host, guest):
+            await client.close()

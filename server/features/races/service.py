@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
@@ -58,6 +59,8 @@ class Races:
         self._tasks: set[asyncio.Task[None]] = set()
         self.shared = shared  # other instances change races too (several instances on one database)
         self._timers: set[str] = set()  # races whose countdown this instance waits on
+        self._finished: deque[tuple[int, str]] = deque()  # (forget at ms, race id), oldest first
+        self._forgetting = False  # the one task forgetting finished races runs
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -215,11 +218,25 @@ class Races:
         self.broadcast(race, RaceEvent.FINISHED)
         self._close_topics(race)
         self._spawn(self._set_status(race, RaceStatus.FINISHED))
-        self._spawn(self._forget_at(race.id, race.finished_ms + RETAIN_FINISHED_MS))
+        self._forget_later(race.id, race.finished_ms + RETAIN_FINISHED_MS)
 
-    async def _forget_at(self, race_id: str, when_ms: int) -> None:
-        await sleep_until(self.services.clock, when_ms, tick_s=1.0)
-        self.races.pop(race_id, None)
+    def _forget_later(self, race_id: str, when_ms: int) -> None:
+        """Keep a finished race a while, on one timer for all of them (races finish in the
+        order of the clock): a sleeping task per race piled up with every race played."""
+        self._finished.append((when_ms, race_id))
+        if not self._forgetting:
+            self._forgetting = True
+            self._spawn(self._forget_finished())
+
+    async def _forget_finished(self) -> None:
+        try:
+            while self._finished:
+                when_ms, race_id = self._finished[0]
+                await sleep_until(self.services.clock, when_ms, tick_s=1.0)
+                self._finished.popleft()
+                self.races.pop(race_id, None)
+        finally:
+            self._forgetting = False
 
     def _close_topics(self, race: RaceState) -> None:
         """A race that is over carries nothing more: its followers let its topics go."""
