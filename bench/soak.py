@@ -8,12 +8,14 @@ HTTP, and every player drops its connection and comes back every few games.
 
 Each minute (``--minute-s``) it records the server's resident memory (its
 solver worker included), open descriptors, event-loop tasks
-(``solitaire_event_loop_tasks``), open connections, the actions acknowledged
-and their p99 (send → result), and the errors. The pass is flat lines: after
-the first minutes (warm-up: caches, pools, the dead-end solver's worker), the
-last minutes' memory, descriptors and tasks stay within a bound of the early
-ones. A leak of one object per action, one descriptor per reconnect or one task
-per spectator would cross them within minutes.
+(``solitaire_event_loop_tasks``), open connections, games held in memory
+(``solitaire_live_games``), the actions acknowledged and their p99 (send →
+result), and the errors. The pass is flat lines: after the first minutes
+(``--warmup``: the live-game cache fills to ``--live-games``, pools open, the
+dead-end solver's worker starts), the last minutes' memory, descriptors and
+tasks stay within a bound of the early ones. A leak of one object per action,
+one descriptor per reconnect or one task per race would cross them within
+minutes (the last one did: finished races each held a sleeping task).
 
 The last line printed is one JSON object (see docs/performance.md, "Soak").
 Every wait has a deadline; the server (in its own process group) is ended
@@ -49,7 +51,6 @@ from engine.codes import random_code  # noqa: E402
 from engine.solver import solve  # noqa: E402
 
 REQUEST_TIMEOUT_S = 30.0
-WARMUP_MINUTES = 2  # not judged: caches fill, pools open, the solver's worker starts
 MEMORY_GROWTH_MAX = 0.10  # the last minutes' memory at most 10% (and 24 MiB) above the early ones'
 MEMORY_SLACK_BYTES = 24 * 2**20
 COUNT_SLACK = 0.15  # descriptors and tasks: within 15% (and a few) of the early minutes'
@@ -231,7 +232,7 @@ def fetch(url: str) -> bytes:
 
 def scrape(metrics_url: str) -> dict[str, float]:
     """The server's own gauges: connections and event-loop tasks."""
-    wanted = {"solitaire_connections", "solitaire_event_loop_tasks"}
+    wanted = {"solitaire_connections", "solitaire_event_loop_tasks", "solitaire_live_games"}
     found: dict[str, float] = {}
     for family in text_string_to_metric_families(fetch(metrics_url).decode()):
         for sample in family.samples:
@@ -271,6 +272,7 @@ async def sample_minutes(load: Load, pid: int, metrics_url: str, minute_s: float
             "fds": fds,
             "tasks": int(gauges.get("solitaire_event_loop_tasks", -1)),
             "connections": int(gauges.get("solitaire_connections", -1)),
+            "live_games": int(gauges.get("solitaire_live_games", -1)),
             "acked": len(minute.latencies),
             "p99_ms": round(percentile(minute.latencies, 99), 1),
             "errors": minute.errors,
@@ -285,9 +287,9 @@ async def sample_minutes(load: Load, pid: int, metrics_url: str, minute_s: float
     return rows
 
 
-def verdict(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def verdict(rows: list[dict[str, Any]], warmup: int) -> dict[str, Any]:
     """Flat lines: the last minutes against the first judged ones (after the warm-up)."""
-    judged = rows[WARMUP_MINUTES:]
+    judged = rows[warmup:]
     if len(judged) < 4:
         return {"flat": None, "why": "too few minutes to judge (at least warm-up + 4)"}
     span = max(2, len(judged) // 4)
@@ -372,7 +374,9 @@ async def run(args: argparse.Namespace, base: str, pid: int, metrics_url: str) -
         "last": rows[-1] if rows else None,
         "per_minute": rows,
         "first_error": load.first_error,
-        **verdict(rows),
+        "warmup_minutes": args.warmup,
+        "live_games_bound": args.live_games,
+        **verdict(rows, args.warmup),
     }
 
 
@@ -393,6 +397,10 @@ def main() -> None:
     parser.add_argument("--boards", type=int, default=4, help="known winnable deals whose boards fill")
     parser.add_argument("--db", default="", help="a database URL (default: SQLite in a temporary directory)")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--live-games", type=int, default=1000, help="SOLITAIRE_LIVE_GAMES: the cache fills in the warm-up"
+    )
+    parser.add_argument("--warmup", type=int, default=5, help="first minutes not judged (caches filling)")
     args = parser.parse_args()
     raise_fd_limit()
     metrics_port = free_port()
@@ -408,6 +416,7 @@ def main() -> None:
             "SOLITAIRE_GAMES_PER_MINUTE": "0",
             "SOLITAIRE_RACES_PER_MINUTE": "0",
             "SOLITAIRE_PLAYERS_PER_HOUR": "0",
+            "SOLITAIRE_LIVE_GAMES": str(args.live_games),
         }
         with started_server(settings) as (base, pid):
             report = asyncio.run(run(args, base, pid, f"http://127.0.0.1:{metrics_port}/metrics"))

@@ -123,7 +123,7 @@ def build_services(settings: Settings, clock: Clock) -> Services:
     db = Database.open(settings.database_url, settings.db_pool_size, settings.db_max_overflow)
     writer = GroupWriter(db.engine, linger_s=settings.commit_interval_ms / 1000)
     hub = Hub()
-    games = GameService(db, writer, hub, clock)
+    games = GameService(db, writer, hub, clock, cache_size=settings.live_games)
     return Services(settings, db, writer, hub, games, clock, Quotas(settings.limits, clock))
 
 
@@ -137,7 +137,15 @@ def build_cluster_services(settings: Settings, clock: Clock) -> tuple[Services, 
     db = Database.open(settings.database_url, settings.db_pool_size, settings.db_max_overflow)
     writer = FencedWriter(db.engine, linger_s=settings.commit_interval_ms / 1000)
     cluster = RedisCluster(settings.redis_url, settings.redis_prefix, db)
-    games = GameService(db, writer, cluster.hub, clock, leases=cluster.leases, elsewhere=cluster.hub)
+    games = GameService(
+        db,
+        writer,
+        cluster.hub,
+        clock,
+        cache_size=settings.live_games,
+        leases=cluster.leases,
+        elsewhere=cluster.hub,
+    )
     cluster.on_moved = games.moved
     cluster.on_interest = games.followed_elsewhere
     services = Services(

@@ -201,6 +201,9 @@ class Settings:
     # On SIGTERM, how long /ready says "draining" before clients are told bye: the balancer must have
     # seen it by then, or reconnects land here again (two checks of deploy/haproxy.cfg's 1 s interval).
     drain_s: float = 2.0
+    # Games held in memory (the most recently used; the rest are read from storage when next
+    # used): a few KiB to a few tens of KiB each, with their undo history (docs/operations.md).
+    live_games: int = 20_000
     # Redis (redis://host:6379/0): with it, on PostgreSQL, any number of instances serve the
     # same players (docs/operations.md); empty: one instance, as the embedded default.
     redis_url: str = ""
@@ -256,6 +259,7 @@ class Settings:
                 env.get("SOLITAIRE_MAX_CONNECTIONS_PER_ADDRESS", base.max_connections_per_address)
             ),
             drain_s=float(env.get("SOLITAIRE_DRAIN_S", base.drain_s)),
+            live_games=int(env.get("SOLITAIRE_LIVE_GAMES", base.live_games)),
             redis_url=(redis_url or base.redis_url).strip(),
             redis_prefix=env.get("SOLITAIRE_REDIS_PREFIX", base.redis_prefix).strip() or base.redis_prefix,
             log_format=env.get("SOLITAIRE_LOG_FORMAT", base.log_format),

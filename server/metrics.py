@@ -33,6 +33,7 @@ GIT_TIMEOUT_S = 2.0
 REVISION_CHARS = 40  # a longer SOLITAIRE_REVISION is cut: it is a label value and a hello field
 
 CONNECTIONS = Gauge("solitaire_connections", "Open WebSocket connections")
+LIVE_GAMES = Gauge("solitaire_live_games", "Games held in memory (bounded by SOLITAIRE_LIVE_GAMES)")
 TASKS = Gauge("solitaire_event_loop_tasks", "Tasks alive on the event loop (a steady rise is a leak)")
 
 

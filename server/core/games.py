@@ -443,12 +443,14 @@ class GameService:
         self._cache.move_to_end(live.id)
         self.elsewhere.hold(topics.game(live.id))  # its pushes start here (with leases: it was taken first)
         if len(self._cache) <= self.cache_size:
+            metrics.LIVE_GAMES.set(len(self._cache))
             return
         for game_id, candidate in list(self._cache.items())[: len(self._cache) - self.cache_size]:
             if not candidate.lock.locked() and candidate is not live:
                 candidate.evicted = True
                 del self._cache[game_id]
                 self.elsewhere.release(topics.game(game_id))
+        metrics.LIVE_GAMES.set(len(self._cache))
 
     async def locked(self, game_id: str) -> LiveGame:
         """The game with its lock acquired (caller releases): retries if it was evicted."""
@@ -578,6 +580,7 @@ class GameService:
         if self._cache.get(live.id) is live:
             del self._cache[live.id]
             self.elsewhere.release(topics.game(live.id))
+            metrics.LIVE_GAMES.set(len(self._cache))
 
     def _finish_extras(self, live: LiveGame) -> list[Any]:
         return [lambda conn, hook=hook: hook(live, conn) for hook in self.finish_hooks]

@@ -137,6 +137,25 @@ def test_the_metrics_listener_address_is_checked_at_start() -> None:
     assert settings_from_args(args).metrics_listen == "10.0.0.5:9100"
 
 
+async def test_the_games_held_in_memory_are_bounded_by_a_setting(tmp_path: Path) -> None:
+    """``SOLITAIRE_LIVE_GAMES`` bounds the live cache (memory, docs/operations.md); a game past
+    the bound is read back from storage and plays on."""
+    from server.app import build_services
+
+    settings = Settings.from_env(
+        {"SOLITAIRE_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'l.db'}", "SOLITAIRE_LIVE_GAMES": "2"}
+    )
+    assert settings.live_games == 2
+    assert build_services(settings, wall_clock_ms).games.cache_size == 2
+    with running_server(Settings(**{**settings.__dict__, "secret": "t", "limits": ONE_ADDRESS})) as base:
+        client = await Client.connect(base, (await new_player(base))["token"])
+        games = [(await client.request("new_game", game="SH", variant="C4"))["game"] for _ in range(3)]
+        first = games[0]  # the oldest: no longer held, read back for its action
+        action = Game.new(first["code"]).legal_actions()[0].to_json()
+        assert (await client.act(first["id"], 0, **action))["type"] == "result"
+        await client.close()
+
+
 def test_a_json_log_line_names_the_connection_and_the_request() -> None:
     record = logging.LogRecord(
         "server.edge.ws", logging.WARNING, __file__, 1, "request %r: %s", ("act", "x"), None
