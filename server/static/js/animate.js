@@ -57,6 +57,7 @@ export class Animator {
   /** Where the cards are before a new position is drawn (null when motion is off). */
   measure() {
     if (!motionAllowed()) return null;
+    this.stop(); // where the cards are, not where a glide still playing (or waiting) shows them
     return snapshot(this.root);
   }
 
