@@ -17,6 +17,7 @@ only from below it; ``tests/server/test_layers.py`` checks it):
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Mapping
@@ -282,15 +283,22 @@ def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -
     instance = InstanceLock(settings.database_url)
     database = DatabaseLock(settings.database_url, shared=cluster is not None)
 
+    def lost_lock(why: str) -> None:
+        """After a failover another instance holds the database: this one stops taking clients."""
+        log.critical("the database lock was taken by another instance during a failover: %s", why)
+        drain.start()
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         instance.acquire()  # before anything touches the file: a second process stops here
         try:
             await database.acquire()  # PostgreSQL: alone, or every instance with Redis
+            keeper = asyncio.create_task(database.keep(lost_lock))  # through a failover too
             try:
                 async with serving(app):
                     yield
             finally:
+                keeper.cancel()
                 await database.release()
         finally:
             instance.release()

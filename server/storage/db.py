@@ -20,7 +20,7 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -246,6 +246,7 @@ class InstanceLock:
                 self._held[self.path] = (fd, users - 1)
 
 
+LOCK_CHECK_S = 2.0  # how often the connection holding the advisory lock is looked at
 ADVISORY_KEY = 0x5EA4A7E2  # the key of the instances' advisory lock on a PostgreSQL database
 
 
@@ -293,6 +294,50 @@ class DatabaseLock:
             )
         self._conn, self._engine = conn, engine
 
+    async def keep(self, lost: Callable[[str], None], every_s: float = LOCK_CHECK_S) -> None:
+        """Hold the lock through a database failover, until cancelled.
+
+        The lock lives in one connection's session: when the primary dies, so do
+        the connection and the lock, and the promoted standby has none. So the
+        connection is looked at every ``every_s``; once it is gone the lock is taken
+        again on whatever the URL reaches now (a multi-host URL: the new primary).
+        If another instance took it meanwhile, ``lost`` is told why and the
+        keeping ends: two instances would otherwise both own every game.
+        """
+        while self._conn is not None:
+            await asyncio.sleep(every_s)
+            if await self._alive():
+                continue
+            await self._drop()
+            try:
+                await self._lock()
+            except InstanceLocked as exc:
+                lost(str(exc))
+                return
+            except Exception as exc:  # the database is still away (mid-failover): try again
+                log.warning("the database lock cannot be taken again yet: %s", exc)
+                continue
+            log.warning("the database connection holding this instance's lock broke; the lock is held again")
+
+    async def _alive(self) -> bool:
+        if self._conn is None:
+            return False
+        try:
+            await asyncio.wait_for(self._conn.execute(text("SELECT 1")), LOCK_CHECK_S)
+            await self._conn.commit()
+            return True
+        except Exception:  # any failure: the connection, and with it the lock, is gone
+            return False
+
+    async def _drop(self) -> None:
+        conn, engine = self._conn, self._engine
+        self._conn = self._engine = None
+        if conn is not None:
+            with contextlib.suppress(Exception):  # broken already: its lock went with it
+                await conn.close()
+        if engine is not None:
+            await engine.dispose()
+
     async def release(self) -> None:
         if not self.url:
             return
@@ -301,8 +346,4 @@ class DatabaseLock:
             self._held[self.url] = users - 1
             return
         self._held.pop(self.url, None)
-        if self._conn is not None and self._engine is not None:
-            with contextlib.suppress(Exception):  # a closed connection has let the lock go already
-                await self._conn.close()
-            await self._engine.dispose()
-            self._conn = self._engine = None
+        await self._drop()

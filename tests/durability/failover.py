@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from server.storage.db import ADVISORY_KEY
 from tests import processes
 from tests.cluster.fleet import SHARED_REDIS
 from tests.durability.pgcluster import (
@@ -45,6 +46,7 @@ from tests.support import free_port, new_player
 STANDBY_NAME = "standby"
 SYNC_TIMEOUT_S = 60.0
 LOAD_TIMEOUT_S = 60.0
+LOCK_TIMEOUT_S = 20.0  # after the promotion, for every instance to hold its lock there again
 
 
 def multi_host_url(*clusters: PgCluster) -> str:
@@ -128,6 +130,7 @@ class FailoverReport:
     refused_before: int = 0  # refusals before the kill: there must be none
     promoted_in_recovery: bool = True  # the promoted database still a standby: must be False
     tracebacks: list[str] = field(default_factory=list)  # the first line of each in the instances' logs
+    locks_after: int = 0  # instances holding their advisory lock on the promoted database
     seconds: float = 0.0
 
     def as_json(self) -> dict[str, Any]:
@@ -145,6 +148,7 @@ class FailoverReport:
             "refused_after_kill": self.refused,
             "refused_before_kill": self.refused_before,
             "tracebacks": len(self.tracebacks),
+            "locks_after": self.locks_after,
             "seconds": round(self.seconds, 1),
         }
 
@@ -164,6 +168,19 @@ async def acknowledged(players: list[Player], count: int, since: float) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError(f"fewer than {count} acknowledgements in {LOAD_TIMEOUT_S} s")
         await asyncio.sleep(0.05)
+
+
+async def locks_held(cluster: PgCluster, expected: int) -> int:
+    """How many instances hold their advisory lock (server.storage.db.DatabaseLock) on
+    ``cluster``: until ``expected`` do, or the deadline passes (they take it again in turn)."""
+    deadline = time.monotonic() + LOCK_TIMEOUT_S
+    sql = f"SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = {ADVISORY_KEY}"
+    while True:
+        rows = await cluster.admin(sql, database=DATABASE)
+        held = int(rows[0][0])
+        if held >= expected or time.monotonic() > deadline:
+            return held
+        await asyncio.sleep(0.1)
 
 
 class Failover:
@@ -231,6 +248,7 @@ class Failover:
         promoted_at = time.monotonic()
         await asyncio.sleep(self.after_s)
         await acknowledged(players, self.min_acks, since=promoted_at)
+        self.report.locks_after = await locks_held(pair.standby, self.instances)
         stop.set()
         await runs
         return players, kill_at, promoted_at

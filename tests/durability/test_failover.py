@@ -27,6 +27,7 @@ def test_a_failover_loses_nothing_acknowledged_and_the_server_goes_on(instances:
     assert set(report.refused) <= {"unavailable"}, report.refused
     assert report.no_ack_s < 15, report.as_json()
     assert report.tracebacks == [], report.tracebacks[:5]
+    assert report.locks_after == instances, "an instance did not take its lock again on the promoted database"
 
 
 def test_the_check_sees_an_action_missing_from_the_promoted_database() -> None:
