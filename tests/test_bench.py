@@ -178,3 +178,18 @@ def test_results_log_bench_times_appends_proofs_and_the_head(tmp_path: Path) -> 
     assert result["leaves"] == 3000 and result["day_end_head_ms"] > 0
     for name in ("append", "inclusion", "consistency"):
         assert 0 < result[f"{name}_p50_ms"] <= result[f"{name}_p99_ms"]
+
+
+def test_soak_bench_reports_every_minute_and_judges_the_lines() -> None:
+    quick = ["--minutes", "5", "--minute-s", "2", "--warmup", "1", "--players", "3", "--races", "1"]
+    result = last_json(
+        "soak.py", *quick, "--spectators", "1", "--readers", "1", "--boards", "1", "--pace-s", "0.05"
+    )
+    rows = result["per_minute"]
+    assert [row["minute"] for row in rows] == [1, 2, 3, 4, 5]
+    for row in rows:
+        assert row["rss_mib"] > 0 and row["fds"] > 0 and row["tasks"] > 0 and row["connections"] > 0
+    assert result["acked"] == sum(row["acked"] for row in rows) > 0
+    assert sum(row["races"] for row in rows) > 0 and sum(row["reads"] for row in rows) > 0
+    assert isinstance(result["flat"], bool) and set(result["checks"]) == {"memory", "fds", "tasks", "errors"}
+    assert result["first_error"] == "" and result["checks"]["errors"], result["first_error"]
