@@ -28,10 +28,13 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import random
+import signal
 import sys
 import tempfile
 import time
+import tracemalloc
 import urllib.request
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
@@ -51,6 +54,7 @@ from engine.codes import random_code  # noqa: E402
 from engine.solver import solve  # noqa: E402
 
 REQUEST_TIMEOUT_S = 30.0
+SNAPSHOT_TIMEOUT_S = 120.0  # a traced server writes its snapshot slowly
 MEMORY_GROWTH_MAX = 0.10  # the last minutes' memory at most 10% (and 24 MiB) above the early ones'
 MEMORY_SLACK_BYTES = 24 * 2**20
 COUNT_SLACK = 0.15  # descriptors and tasks: within 15% (and a few) of the early minutes'
@@ -258,10 +262,40 @@ def percentile(values: list[float], pct: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * pct / 100))]
 
 
-async def sample_minutes(load: Load, pid: int, metrics_url: str, minute_s: float) -> list[dict[str, Any]]:
+class Trace:
+    """With ``--trace PREFIX``: tracemalloc snapshots of the server (bench/traced_server.py) at
+    the end of the warm-up and at the end, and what grew between them, by line."""
+
+    def __init__(self, pid: int, prefix: str) -> None:
+        self.pid, self.prefix, self.taken = pid, prefix, 0
+
+    async def snapshot(self) -> None:
+        path = Path(f"{self.prefix}.{self.taken}")
+        os.kill(self.pid, signal.SIGUSR1)
+        deadline = time.monotonic() + SNAPSHOT_TIMEOUT_S
+        while not path.exists():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no snapshot {path} in {SNAPSHOT_TIMEOUT_S} s")
+            await asyncio.sleep(0.2)
+        self.taken += 1
+
+    def growth(self, top: int = 12) -> list[list[Any]]:
+        if self.taken < 2:
+            return []
+        first = tracemalloc.Snapshot.load(f"{self.prefix}.0")
+        last = tracemalloc.Snapshot.load(f"{self.prefix}.{self.taken - 1}")
+        stats = last.compare_to(first, "lineno")[:top]
+        return [[str(s.traceback[0]), round(s.size_diff / 1024, 1), s.count_diff] for s in stats]
+
+
+async def sample_minutes(
+    load: Load, pid: int, metrics_url: str, minute_s: float, trace: Trace | None = None, warmup: int = 0
+) -> list[dict[str, Any]]:
     process = psutil.Process(pid)
     rows: list[dict[str, Any]] = []
     while load.running():
+        if trace is not None and len(rows) == warmup and trace.taken == 0:
+            await trace.snapshot()  # tracing starts here: only what the warm-up left behind is seen
         await asyncio.sleep(min(minute_s, max(0.0, load.deadline - time.monotonic())))
         minute, load.minute = load.minute, Minute()
         rss, fds = tree_memory(process)
@@ -284,6 +318,8 @@ async def sample_minutes(load: Load, pid: int, metrics_url: str, minute_s: float
         }
         rows.append(row)
         print(json.dumps(row), file=sys.stderr, flush=True)
+    if trace is not None and trace.taken == 1:
+        await trace.snapshot()
     return rows
 
 
@@ -338,6 +374,7 @@ async def create_players(base: str, count: int) -> list[tuple[str, str]]:
 
 
 async def run(args: argparse.Namespace, base: str, pid: int, metrics_url: str) -> dict[str, Any]:
+    trace = Trace(pid, args.trace) if args.trace else None
     wins = winning_lines(args.boards, args.seed)
     accounts = await create_players(base, args.players + 2 * args.races)
     tokens = [token for token, _ in accounts]
@@ -355,7 +392,7 @@ async def run(args: argparse.Namespace, base: str, pid: int, metrics_url: str) -
         workers.append(reader(load, ids, args.seed + 3000 + i, args.read_every_s))
     tasks = [asyncio.ensure_future(work) for work in workers]
     try:
-        rows = await sample_minutes(load, pid, metrics_url, args.minute_s)
+        rows = await sample_minutes(load, pid, metrics_url, args.minute_s, trace, args.warmup)
     finally:
         for task in tasks:
             task.cancel()
@@ -374,6 +411,7 @@ async def run(args: argparse.Namespace, base: str, pid: int, metrics_url: str) -
         "last": rows[-1] if rows else None,
         "per_minute": rows,
         "first_error": load.first_error,
+        "trace_growth_kib": trace.growth() if trace is not None else None,
         "warmup_minutes": args.warmup,
         "live_games_bound": args.live_games,
         **verdict(rows, args.warmup),
@@ -401,6 +439,7 @@ def main() -> None:
         "--live-games", type=int, default=1000, help="SOLITAIRE_LIVE_GAMES: the cache fills in the warm-up"
     )
     parser.add_argument("--warmup", type=int, default=5, help="first minutes not judged (caches filling)")
+    parser.add_argument("--trace", help="path prefix: tracemalloc the server, report what grew after warm-up")
     args = parser.parse_args()
     raise_fd_limit()
     metrics_port = free_port()
@@ -418,7 +457,9 @@ def main() -> None:
             "SOLITAIRE_PLAYERS_PER_HOUR": "0",
             "SOLITAIRE_LIVE_GAMES": str(args.live_games),
         }
-        with started_server(settings) as (base, pid):
+        if args.trace:
+            settings["SOLITAIRE_BENCH_TRACE"] = args.trace
+        with started_server(settings, traced=bool(args.trace)) as (base, pid):
             report = asyncio.run(run(args, base, pid, f"http://127.0.0.1:{metrics_port}/metrics"))
     print(json.dumps(report))
 
