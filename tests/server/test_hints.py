@@ -58,6 +58,10 @@ async def test_refused_in_a_ranked_daily_and_in_heart_to_heart(server: str) -> N
     refused = await client.request("hint", game_id=daily["game"]["id"])
     assert refused["type"] == "error" and refused["code"] == "hint_refused", refused
     assert "daily" in refused["message"]
+    other = await player_client(server, "HintRival")  # another player's daily: sealed, as anything of it
+    sealed = await other.request("hint", game_id=daily["game"]["id"])
+    assert sealed["code"] == "sealed" and "opens_at" in sealed, sealed
+    await other.close()
     hearts = await client.request("new_game", code="HH1-N-AAAAAC5")
     refused = await client.request("hint", game_id=hearts["game"]["id"])
     assert refused["code"] == "hint_refused" and "HH-25" in refused["message"], refused

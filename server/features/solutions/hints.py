@@ -19,7 +19,6 @@ from typing import Any
 from engine import Action, Game
 from engine.solver import solve_position
 from engine.vocabulary import Status
-from server import metrics
 from server.clock import Clock
 from server.core.games import LiveGame
 from server.core.quotas import Rate
@@ -43,7 +42,6 @@ class Hints:
         self.runner = runner
         self.rate = rate
         self.lines: BoundedCache[tuple[str, Hashable], Line] = BoundedCache(HINT_CACHE)
-        self.solves = 0  # cache misses, for tests
 
     def check(self, live: LiveGame, player_id: str) -> None:
         """A daily is sealed to others first (nothing of it is told), then: the owner's, open,
@@ -85,9 +83,6 @@ class Hints:
             answer = await self.runner.run(solve_position, game.code.game, game.state, SOLUTION_BUDGET)
         except SolverLost as lost:
             raise as_unavailable(lost) from lost
-        self.solves += 1
-        metrics.SOLVES.inc()
-        metrics.SOLVER_SECONDS.inc(answer.ms / 1000)
         line = tuple(answer.actions or ())
         self.keep(game_id, game, answer.result, line, answer.nodes)
         return (answer.result, line, answer.nodes)
