@@ -6,7 +6,7 @@
 // earliest of them again as a normal action, and any other move clears the list.
 
 import { cardName } from "./cards.js";
-import { t } from "./i18n.js";
+import { i18nEvents, t } from "./i18n.js";
 import { errorText, placeName } from "./messages.js";
 import { say } from "./ui.js";
 
@@ -38,6 +38,7 @@ export class Assist {
     this.finishButton.addEventListener("click", () => this.finish());
     session.addEventListener("outcome", (ev) => this.onOutcome(ev.detail));
     session.addEventListener("refused", (ev) => this.onRefused(ev.detail));
+    i18nEvents.addEventListener("change", () => this.relabel()); // after the view rebuilt its board
     this.clear();
   }
 
@@ -133,6 +134,18 @@ export class Assist {
     }
   }
 
+  /** The hint's words in the new language, its marks on the rebuilt board. */
+  relabel() {
+    const reply = this.hint && this.hint.reply;
+    if (reply && this.session.state && reply.seq === this.session.state.seq) {
+      this.hideHint();
+      this.showHint(reply);
+    } else if (this.line.dataset.kind !== "thinking") {
+      this.hideHint();
+      this.refresh();
+    }
+  }
+
   showHint(reply) {
     if (reply.result !== "won" || !reply.action) {
       this.showLine(t(reply.result === "impossible" ? "assist.hint_none" : "assist.hint_unknown"), reply.result);
@@ -144,7 +157,7 @@ export class Assist {
     const target = targets[targets.length - 1] || null;
     if (source) source.classList.add("hinted");
     if (target) target.classList.add("hint-target");
-    this.hint = { seq: reply.seq, action: reply.action, source, target };
+    this.hint = { seq: reply.seq, action: reply.action, source, target, reply };
     this.root.dataset.hint = `${from}>${to}`;
     const card = source ? cardName(source.dataset.card) : placeName(from);
     const text = count > 1 ? t("assist.hint_group", { card, count, place: placeName(to) }) : t("assist.hint_move", { card, place: placeName(to) });
