@@ -12,6 +12,7 @@ from engine import Action, Game
 from engine.codes import make_code
 from engine.solver import solve
 from server.config import Settings
+from server.features.solutions.model import hint_refusal
 from tests.server.test_solutions import lost_sh_code, player_client
 from tests.support import ONE_ADDRESS, UNSCREENED, Client, running_server
 
@@ -66,6 +67,15 @@ async def test_refused_in_a_ranked_daily_and_in_heart_to_heart(server: str) -> N
     refused = await client.request("hint", game_id=hearts["game"]["id"])
     assert refused["code"] == "hint_refused" and "HH-25" in refused["message"], refused
     await client.close()
+
+
+def test_which_games_get_no_hint() -> None:
+    """Competitions and Heart to Heart (HH-25) get none; practice on a daily's code does."""
+    assert hint_refusal("SH", None, True, None) is None
+    assert hint_refusal("SH", "2033-03-01", False, None) is None  # a practice attempt
+    assert "daily" in str(hint_refusal("SH", "2033-03-01", True, None))
+    assert "race" in str(hint_refusal("SH", None, True, "r_1"))
+    assert "HH-25" in str(hint_refusal("HH", None, False, None))
 
 
 async def test_only_the_owner_of_an_open_game_gets_a_hint(server: str) -> None:
