@@ -273,6 +273,12 @@ class SolitaireClient:
         """After a game (never during one, HH-25): was the deal winnable, and a solution."""
         return await self.request("solution", game_id=game_id)
 
+    async def hint(self, game_id: str) -> dict[str, Any]:
+        """During your own Seahaven game: the next move of a winning line from its position
+        (``result`` won, with ``action`` in the act form), or ``impossible``/``unknown``;
+        ``hint_refused`` for a ranked daily, a race and Heart to Heart (HH-25)."""
+        return await self.request("hint", game_id=game_id)
+
     # -- leaderboards, dailies and races ------------------------------------------------
 
     async def subscribe_leaderboard(

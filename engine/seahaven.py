@@ -605,7 +605,7 @@ class SeahavenRules:
         """
         runs = {COL_NAMES[i]: run_length(c) for i, c in enumerate(state.columns) if c}
         if _won(state):
-            return {"tappable": [], "movable": [], "runs": runs, "targets": {}, "counts": {}}
+            return {"tappable": [], "movable": [], "runs": runs, "targets": {}, "counts": {}, "finish": False}
         found = state.foundations
         tops = [(COL_NAMES[i], c[-1]) for i, c in enumerate(state.columns) if c]
         cells = [(CELL_NAMES[i], card) for i, card in enumerate(state.cells) if card is not None]
@@ -623,6 +623,7 @@ class SeahavenRules:
             "runs": runs,
             "targets": targets,
             "counts": counts,
+            "finish": bool(tappable) and finishes(state),
         }
 
     def snapshot(self, state: State) -> dict[str, Any]:
@@ -643,6 +644,39 @@ class SeahavenRules:
 def _by_suit(state: State) -> enumerate[tuple[str, int]]:
     """(suit index, (suit letter, cards on that foundation)) in S, H, D, C order."""
     return enumerate(zip(SUITS, state.foundations, strict=True))
+
+
+def finishes(state: State) -> bool:
+    """Whether foundation moves alone win from here: the safe finish a client may play by itself.
+
+    A move to a foundation only uncovers cards and covers none, so which cards reach the
+    foundations this way does not depend on the order they are sent up in: sending up
+    whatever can go (SH-6) until nothing can decides it. A column with a card lying
+    on a lower card of its own suit can never be cleared this way, which ends most
+    positions' check before any card is moved.
+    """
+    columns = [list(column) for column in state.columns]
+    for column in columns:
+        lowest = [14, 14, 14, 14]  # the lowest rank of each suit seen so far, from the base up
+        for card in column:
+            suit, rank = SUIT[card], RANK[card]
+            if rank > lowest[suit]:
+                return False
+            lowest[suit] = rank
+    found = list(state.foundations)
+    free = [card for card in state.cells if card is not None]
+    moved = True
+    while moved:
+        moved = False
+        for column in columns:
+            while column and found[SUIT[column[-1]]] == RANK[column[-1]] - 1:
+                found[SUIT[column.pop()]] += 1
+                moved = True
+        for card in [c for c in free if found[SUIT[c]] == RANK[c] - 1]:
+            free.remove(card)
+            found[SUIT[card]] += 1
+            moved = True
+    return sum(found) == 52
 
 
 RULES: Rules[State] = SeahavenRules()

@@ -68,6 +68,7 @@ from server.features.results_log.api import ResultsLogApi
 from server.features.results_log.service import ResultsLog
 from server.features.screening.service import SolverComparison
 from server.features.solutions.api import SolutionsApi
+from server.features.solutions.hints import Hints
 from server.features.solutions.service import DeadEnds, Solutions
 from server.solver.deals import Deals
 from server.solver.pool import SolverPool
@@ -206,7 +207,8 @@ def build_features(
     solver_signals = SolverComparison(services, deals.on(background))
     players = Players(services)
     boards_api = LeaderboardsApi(services.db, dailies)
-    solutions_api = SolutionsApi(services.games, solutions, services.db)
+    hints = Hints(services.clock, solver, services.quotas.hints)  # a player waits: not on spare cores
+    solutions_api = SolutionsApi(services.games, solutions, hints, services.db)
     moderation = Moderation(services.db, services.clock, services.peers, boards=results_log)
     accounts = Accounts(services, failures)
     profiles = Profiles(services)

@@ -33,6 +33,7 @@ class ErrorCode(StrEnum):
     CONFLICT = "conflict"
     SEALED = "sealed"  # a daily's moves, boards and code, asked for by another player during its day
     RATE_LIMITED = "rate_limited"
+    HINT_REFUSED = "hint_refused"  # no hint for this game: a ranked daily, a race, Heart to Heart (HH-25)
     UNAVAILABLE = "unavailable"
     INTERNAL = "internal"
 
@@ -50,6 +51,7 @@ _HTTP_STATUS = {
     ErrorCode.BAD_CREDENTIALS: 401,
     ErrorCode.FORBIDDEN: 403,
     ErrorCode.SEALED: 403,
+    ErrorCode.HINT_REFUSED: 403,
     ErrorCode.NOT_FOUND: 404,
     ErrorCode.CONFLICT: 409,
     ErrorCode.GAME_OVER: 409,

@@ -208,6 +208,8 @@ class Quotas:
         self.shared = shared
         games, races, players = limits.games_per_minute, limits.races_per_minute, limits.players_per_hour
         self.games = Rate("new games in a minute", games / 60, games, clock, shared, "games")
+        # A hint costs a solve, as a "winnable deals only" new game does: the same per-player limit.
+        self.hints = Rate("hints in a minute", games / 60, games, clock, shared, "hints")
         self.races = Rate("races opened in a minute", races / 60, races, clock, shared, "races")
         self.players = Rate(
             "players created from this address in an hour", players / 3600, players, clock, shared, "players"

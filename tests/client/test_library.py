@@ -87,6 +87,9 @@ async def test_seahaven_through_the_helpers(server: str) -> None:
         with pytest.raises(IllegalActionError) as refused:
             await game.move("col:1", "col:1")
         assert refused.value.rule == "same_place"
+        hint = await client.hint(game.id)  # the solver's next move from here, if a win is left
+        assert hint["type"] == "hint" and hint["seq"] == game.state.seq
+        assert (hint["action"] is not None) == (hint["result"] == "won")
 
 
 async def test_random_deals_and_bad_codes(server: str) -> None:

@@ -1,6 +1,7 @@
 // The game view: draws the board for the session's state and turns input into actions.
 
 import { Animator } from "./animate.js";
+import { Assist } from "./assist.js";
 import { cardName } from "./cards.js";
 import { HeartsBoard } from "./hearts.js";
 import { i18nEvents, t } from "./i18n.js";
@@ -48,6 +49,7 @@ export class PlayView {
     this.solutionButton.addEventListener("click", () => onSolution && onSolution(this.session.info));
     this.shareButton = document.getElementById("btn-share");
     this.stats = document.querySelector("#infobar .stats");
+    this.assist = new Assist({ session, root: this.root, act: (action) => this.act(action), canPlay: () => this.canPlay });
     this.empty = emptyState(onNewGame);
     this.root.after(this.empty);
     this.setEmpty(true);
@@ -77,6 +79,7 @@ export class PlayView {
     this.giveUpButton.hidden = true;
     this.restartButton.hidden = true;
     this.solutionButton.hidden = true;
+    this.assist.clear();
   }
 
   drawState({ state, info, role, cause }) {
@@ -96,6 +99,7 @@ export class PlayView {
     this.restartButton.hidden = !state.code || !this.session.isOwner; // a daily's code is sealed
     this.solutionButton.hidden = !isFinished(info, state);
     this.showBanner(state, info, role);
+    this.assist.update(state, info, cause);
     if (fresh) this.focusBoard();
     if (fresh) this.lastStatus = state.status;
     else this.statusChanged(state);
@@ -273,6 +277,7 @@ export class PlayView {
   /** Keys that work anywhere on the page (see the help dialog). */
   shortcut(ev) {
     const key = ev.key.toLowerCase();
+    if (this.assist.shortcut(ev)) return true; // before undo: Shift+Ctrl+Z is redo
     if (key === "u" || (key === "z" && (ev.ctrlKey || ev.metaKey))) {
       this.undo();
       return true;
