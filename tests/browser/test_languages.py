@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, FloatRect, Page, expect
 
 from tests.browser.conftest import DESKTOP, PHONE
-from tests.browser.helpers import WsPlayer, at, box, boxes, open_code
+from tests.browser.helpers import WsPlayer, at, box, boxes, open_code, set_setting
 from tests.browser.search import hh_winning_deal
 
 pytestmark = pytest.mark.browser
@@ -216,5 +216,32 @@ def test_a_long_name_without_a_space_stays_on_a_phone(
             expect(page.locator("body")).to_contain_text(LONG_NAME)
             assert page.evaluate(TEXTS_PAST_THE_EDGE) == [], where
             assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"], where
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize(
+    ("locale", "letters"),
+    [
+        ("hu-HU", {"AH": "Á", "KH": "K", "QH": "D", "JH": "B"}),
+        ("ro-RO", {"AH": "A", "KH": "R", "QH": "D", "JH": "V"}),
+    ],
+)
+def test_the_court_cards_show_the_languages_letters(
+    browser: Browser, site: str, locale: str, letters: dict[str, str]
+) -> None:
+    """A queen is D in Hungarian (dáma), a jack V in Romanian (valet); the card's accessible name
+    opens with what it shows. With the setting on, every language shows A, J, Q and K."""
+    context = browser.new_context(viewport=DESKTOP, locale=locale)
+    try:
+        page = context.new_page()
+        open_code(page, site, "HH1-N-AAAAAAM")  # every rank of hearts, twice
+        for shown in (letters, {card: card[0] for card in letters}):
+            for card, letter in shown.items():
+                face = page.locator(f'#board .card[data-card="{card}"]').first
+                expect(face.locator(".corner").first).to_have_text(f"{letter}♥")
+                expect(face).to_have_attribute("aria-label", re.compile(f"^{letter}♥, "))
+            if shown is letters:
+                set_setting(page, "classicLetters", True)
     finally:
         context.close()

@@ -172,6 +172,7 @@ export class SeahavenBoard {
   }
 
   placeCard(el, parent, before, loc, count, label) {
+    setFace(el, el.dataset.card); // in the language (and letters) of now
     label = `${faceText(el.dataset.card)}, ${label}`; // the name opens with the text shown
     el.dataset.loc = loc;
     el.dataset.count = String(count);
