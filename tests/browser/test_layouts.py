@@ -38,10 +38,14 @@ def shots(tmp_path: Path) -> Path:
     return DOC_SHOTS if os.environ.get("SOLITAIRE_UPDATE_SCREENSHOTS") == "1" else tmp_path
 
 
-@pytest.fixture(params=["desktop", "phone", "desktop-hu", "phone-hu"])
+LOCALES = {"hu": "hu-HU", "ro": "ro-RO"}
+
+
+@pytest.fixture(params=["desktop", "phone", "desktop-hu", "phone-hu", "desktop-ro", "phone-ro"])
 def device(request: pytest.FixtureRequest, browser: Browser) -> Iterator[tuple[str, BrowserContext]]:
-    """A desktop or a phone, in English or Hungarian; the name is the screenshot's suffix."""
-    locale = "hu-HU" if request.param.endswith("-hu") else "en-GB"
+    """A desktop or a phone, in English, Hungarian or Romanian; the name is the screenshot's
+    suffix."""
+    locale = LOCALES.get(request.param.rsplit("-", 1)[-1], "en-GB")
     if request.param.startswith("desktop"):
         context = browser.new_context(viewport=DESKTOP, locale=locale, reduced_motion="reduce")
     else:
