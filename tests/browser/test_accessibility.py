@@ -164,3 +164,28 @@ def test_every_theme_has_no_serious_findings(browser: Browser, site: str, theme:
         assert not problems, "\n".join(problem[:160] for problem in problems)
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("classic", [False, True], ids=["own-letters", "classic-letters"])
+def test_the_boards_in_hungarian_with_either_letters(browser: Browser, site: str, classic: bool) -> None:
+    """Á B D K on the cards (or A J Q K with the setting): each card's name still opens with
+    what it shows (label in name)."""
+    context = browser.new_context(viewport=PHONE, locale="hu-HU", is_mobile=True, has_touch=True)
+    context.add_init_script(path=str(AXE))
+    try:
+        page = context.new_page()
+        page.goto(site)
+        page.evaluate(
+            "on => localStorage.setItem('solitaire.settings', JSON.stringify({ classicLetters: on }))",
+            classic,
+        )
+        open_code(page, site, "HH1-N-AAAAAAM")
+        queen = page.locator('#board .card[data-card="QH"] .corner').first
+        expect(queen).to_have_text("Q♥" if classic else "D♥")
+        problems = findings(page, "Heart to Heart")
+        open_code(page, site, "SH1-C2-AAAAAJ2")
+        expect(page.locator("#board .column .card").first).to_be_visible()
+        problems += findings(page, "Seahaven Towers")
+        assert problems == [], "\n".join(problems)
+    finally:
+        context.close()

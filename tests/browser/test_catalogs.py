@@ -110,3 +110,12 @@ def test_no_catalog_entry_is_unused() -> None:
     literal, prefixes = used_keys()
     unused = [key for key in catalog("en") if key not in literal and not key.startswith(tuple(prefixes))]
     assert unused == []
+
+
+# An element made with a literal text of English words (`el("a", {...}, "Play this daily")`):
+# every text the page shows comes from the catalogs instead.
+LITERAL_TEXT = re.compile(r"""\bel\([^;]*?\},\s*["']([A-Z][a-z]+(?: [a-z]+)+)["']\)""")
+
+
+def test_no_text_is_written_into_the_scripts() -> None:
+    assert LITERAL_TEXT.findall(scripts()) == []

@@ -7,11 +7,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from engine import Game, parse_code
 from engine.solver import solve
-from tests.browser.helpers import board, open_code, seq, set_setting, wait_seq
+from tests.browser.conftest import PHONE
+from tests.browser.helpers import at, board, box, open_code, seq, set_setting, wait_seq
 from tests.browser.search import seahaven_scenario
 
 pytestmark = pytest.mark.browser
@@ -85,6 +86,45 @@ def test_a_refusal_speaks_hungarian_with_cards_in_words(hungarian: Page, site: s
     # A page change takes its errors away with it.
     hungarian.goto(f"{site}/#races")
     expect(hungarian.locator("#toast")).to_be_hidden()
+
+
+def test_a_refusal_on_a_phone_is_short_and_clear_of_the_stock(browser: Browser, site: str) -> None:
+    """On a phone (in Hungarian, whose refusals are long) a refusal takes the status line's place
+    at the bottom, the whole width, in at most two lines: it covers neither the stock nor the
+    board's buttons, and the status line under it is not seen saying the same again. The next
+    game takes it away."""
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True, locale="hu-HU")
+    try:
+        page = context.new_page()
+        code = "HH1-N-AAAAAAM"
+        open_code(page, site, code)
+        set_setting(page, "moveErrors", True)
+        at(page, "heart:1").click(position={"x": 12, "y": 6})  # a covered card: refused
+        toast = page.locator("#toast")
+        expect(toast).to_be_visible()
+        shown = box(toast)
+        for covered in (box(at(page, "stock")), box(page.locator("#infobar"))):
+            apart = (
+                shown["y"] >= covered["y"] + covered["height"]
+                or covered["y"] >= shown["y"] + shown["height"]
+                or shown["x"] >= covered["x"] + covered["width"]
+                or covered["x"] >= shown["x"] + shown["width"]
+            )
+            assert apart, (shown, covered)
+        line = box(page.locator("#status-line"))
+        assert shown["y"] <= line["y"] and shown["y"] + shown["height"] >= line["y"] + line["height"] - 1
+        assert shown["width"] >= PHONE["width"] - 16, shown
+        text = page.locator("#toast-text")
+        lines = text.evaluate("e => e.clientHeight / parseFloat(getComputedStyle(e).lineHeight)")
+        assert lines <= 2.05, lines
+        # A new game from the New game dialog: the last game's refusal goes with it.
+        game_id = board(page).get_attribute("data-game-id")
+        page.locator("#btn-new").click()
+        page.locator("#new-random").click()
+        expect(board(page)).not_to_have_attribute("data-game-id", str(game_id))
+        expect(toast).to_be_hidden(timeout=1000)
+    finally:
+        context.close()
 
 
 def test_an_unknown_game_is_a_human_error_on_its_own_page(hungarian: Page, site: str) -> None:

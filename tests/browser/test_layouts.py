@@ -14,7 +14,16 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from engine import Game
 from tests.browser.conftest import DESKTOP, PHONE
-from tests.browser.helpers import at, board, box, boxes, card, column_cards, open_code, wait_seq
+from tests.browser.helpers import (
+    at,
+    board,
+    box,
+    boxes,
+    card,
+    column_cards,
+    open_code,
+    wait_seq,
+)
 from tests.browser.search import hh_winning_deal, seahaven_scenario
 
 pytestmark = pytest.mark.browser
@@ -29,10 +38,14 @@ def shots(tmp_path: Path) -> Path:
     return DOC_SHOTS if os.environ.get("SOLITAIRE_UPDATE_SCREENSHOTS") == "1" else tmp_path
 
 
-@pytest.fixture(params=["desktop", "phone", "desktop-hu", "phone-hu"])
+LOCALES = {"hu": "hu-HU", "ro": "ro-RO"}
+
+
+@pytest.fixture(params=["desktop", "phone", "desktop-hu", "phone-hu", "desktop-ro", "phone-ro"])
 def device(request: pytest.FixtureRequest, browser: Browser) -> Iterator[tuple[str, BrowserContext]]:
-    """A desktop or a phone, in English or Hungarian; the name is the screenshot's suffix."""
-    locale = "hu-HU" if request.param.endswith("-hu") else "en-GB"
+    """A desktop or a phone, in English, Hungarian or Romanian; the name is the screenshot's
+    suffix."""
+    locale = LOCALES.get(request.param.rsplit("-", 1)[-1], "en-GB")
     if request.param.startswith("desktop"):
         context = browser.new_context(viewport=DESKTOP, locale=locale, reduced_motion="reduce")
     else:
@@ -216,5 +229,32 @@ def test_tables_fit_a_360_px_screen(browser: Browser, site: str) -> None:
             rect = box(cell)
             assert rect["x"] >= 0 and rect["x"] + rect["width"] <= 360, cell
         expect(row.locator("td").nth(2)).to_have_attribute("data-label", "Result")
+    finally:
+        context.close()
+
+
+def test_seahaven_keeps_two_rows_on_a_phone_under_the_daily_line_and_a_banner(
+    browser: Browser, site: str
+) -> None:
+    """A daily given up on a phone shows the daily line and a banner above the board (in
+    Hungarian, whose daily line takes four lines): the board keeps its two rows of five columns
+    and its cards their size."""
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True, locale="hu-HU")
+    try:
+        page = context.new_page()
+        open_code(page, site, seahaven_scenario().code)
+        at(page, "col:1").wait_for()
+        plain = box(page.locator("#board .column .card").first)["width"]
+        page.goto(f"{site}/#daily=SH1-C4")
+        expect(page.locator("#daily-context")).to_be_visible()
+        page.locator("#btn-give-up").click()
+        page.locator("#confirm-yes").click()
+        expect(board(page)).to_have_attribute("data-status", "resigned")
+        page.keyboard.press("Escape")  # the end dialog, if any
+        expect(page.locator("#banner")).to_be_visible()
+        expect(page.locator("#board .sh")).to_have_class(re.compile(r"\bportrait\b"))
+        under_lines = box(page.locator("#board .column .card").first)["width"]
+        assert abs(under_lines - plain) < 0.5, (plain, under_lines)
+        fits_the_screen(page)
     finally:
         context.close()

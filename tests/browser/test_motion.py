@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.conftest import DESKTOP, PHONE
-from tests.browser.helpers import act_all, at, open_code, seq, wait_seq
+from tests.browser.helpers import act_all, at, box, open_code, seq, until, wait_seq
 from tests.browser.search import hh_winning_deal, seahaven_scenario
 
 pytestmark = pytest.mark.browser
@@ -30,6 +30,10 @@ Element.prototype.animate = function (frames, options) {
     flying: el.classList ? el.classList.contains("flying") : false,
     duration: options && options.duration,
     delay: (options && options.delay) || 0,
+    // Where the element is drawn (its box before the motion plays) and how its motion starts.
+    left: el.getBoundingClientRect ? el.getBoundingClientRect().left : 0,
+    top: el.getBoundingClientRect ? el.getBoundingClientRect().top : 0,
+    first: (Array.isArray(frames) && frames[0] && frames[0].transform) || "",
   });
   return original.call(this, frames, options);
 };
@@ -85,6 +89,9 @@ def test_seahaven_moves_glide_card_by_card_and_undo_plays_back(moving: Page, sit
     assert all(150 <= a["duration"] <= 250 for a in glides)
     assert len({a["delay"] for a in glides}) == len(moved)  # one after another, card by card
 
+    # Once the move has played (a card still waiting for its turn is seen where it was, and an
+    # undo then leaves it there: no glide back).
+    until(moving, "() => document.getAnimations().length === 0")
     act(moving, {"type": "undo"})
     back = [a for a in animations(moving) if a["card"] in moved]
     assert sorted(a["card"] for a in back) == sorted(moved)  # the same cards glide back
@@ -213,3 +220,43 @@ def test_a_redeal_sends_the_waste_back_to_the_stock(moving: Page, site: str) -> 
     flights = [a for a in animations(moving) if a["flying"]]
     assert len(flights) == 1  # the waste's top card flies back onto the stock
     expect(moving.locator(".pile-stock .count")).to_have_text(str(draws + 1))
+
+
+def glide_start(animation: dict[str, Any]) -> tuple[float, float]:
+    """Where a glide starts on the page: the element's box moved by its first frame's translate."""
+    found = re.match(r"translate\((-?[\d.e-]+)px, (-?[\d.e-]+)px\)", str(animation["first"]))
+    dx, dy = (float(found.group(1)), float(found.group(2))) if found else (0.0, 0.0)
+    return float(animation["left"]) + dx, float(animation["top"]) + dy
+
+
+def test_a_dropped_card_lands_from_where_it_was_dropped(moving: Page, site: str) -> None:
+    """A card dragged and dropped does not appear at its source again to glide from there: it
+    settles from where it was let go, and nothing flies from the source."""
+    s = seahaven_scenario()
+    open_code(moving, site, s.code)
+    src, dst, count = str(s.group.args[0]), str(s.group.args[1]), int(s.group.args[2])
+    moved: list[str] = moving.locator(f'#board .card[data-loc="{src}"]').evaluate_all(
+        "els => els.map(e => e.dataset.card)"
+    )
+    moved = moved[-count:]
+    source = box(moving.locator(f'#board .card[data-card="{moved[0]}"]'))
+    goal = box(moving.locator(f'#board .column[data-drop="{dst}"]'))
+    animations(moving)
+    moving.mouse.move(source["x"] + source["width"] / 2, source["y"] + 5)
+    moving.mouse.down()
+    drop = (goal["x"] + goal["width"] / 2, goal["y"] + goal["height"] / 2)
+    moving.mouse.move(*drop, steps=8)
+    moving.mouse.up()
+    wait_seq(moving, 1)
+    expect(moving.locator(".ghost")).to_have_count(0)
+    started = animations(moving)
+    glides = [a for a in started if a["card"] in moved and not a["flying"]]
+    assert not [a for a in started if a["flying"]], started  # no copy flies from the source
+    for animation in glides:
+        x, y = glide_start(animation)
+        assert abs(x - source["x"]) + abs(y - source["y"]) > source["height"], (animation, source)
+    # The first card settles from about where the pointer let it go (grabbed 5 px from its top).
+    first = [a for a in glides if a["card"] == moved[0]]
+    if first:
+        x, y = glide_start(first[0])
+        assert abs(x + source["width"] / 2 - drop[0]) < 2 and abs(y + 5 - drop[1]) < 2, (first[0], drop)

@@ -34,12 +34,17 @@ function ms(duration) {
   return duration * scale;
 }
 
-/** One visible card: its element, what it shows, and where. */
+/** One visible card: its element, what it shows, and where. A card being dragged (drag.js
+ * lifts it: its copy follows the pointer) is where its copy is, so that a dropped card settles
+ * from where it was let go instead of gliding again from the place it was dragged from. */
 function snapshot(root) {
   const cards = new Map();
+  const dragged = new Map();
+  for (const copy of document.querySelectorAll(".ghost > .card[data-card]")) dragged.set(copy.dataset.card, copy);
   for (const el of root.querySelectorAll(".card[data-loc]")) {
     if (el.hidden || el.closest("[hidden]")) continue;
-    const rect = el.getBoundingClientRect();
+    const copy = el.classList.contains("lifted") && dragged.get(el.dataset.card);
+    const rect = (copy || el).getBoundingClientRect();
     if (!rect.width) continue;
     const count = Number(el.dataset.count || 0);
     cards.set(el, { card: el.dataset.card || "", back: el.classList.contains("back"), rect, loc: el.dataset.loc, count });

@@ -1,8 +1,10 @@
 // How the client looks and sounds, from the settings (docs/browser.md, "Settings"): the theme
 // (the table's felt and the cards' back, or high contrast), the speed of the card motion, the
-// volume of the sounds, and a left-handed layout (the piles, cells and buttons on the left).
+// volume of the sounds, a left-handed layout (the piles, cells and buttons on the left), and the
+// cards' letters (the language's own, or A J Q K).
 
 import { setMotionScale } from "./animate.js";
+import { useClassicLetters } from "./cards.js";
 import { sounds } from "./sound.js";
 
 export const THEMES = ["felt", "ocean", "wine", "contrast"];
@@ -10,6 +12,7 @@ export const SPEEDS = { slow: 2, normal: 1, fast: 0.5, off: 0 }; // times the us
 
 /** Apply the settings now and whenever one changes; wire the settings dialog's controls. */
 export function installAppearance(settings) {
+  useClassicLetters(() => Boolean(settings.get("classicLetters"))); // read as each face is drawn
   const apply = () => {
     const root = document.documentElement;
     const theme = THEMES.includes(settings.get("theme")) ? settings.get("theme") : THEMES[0];

@@ -3,6 +3,7 @@
 import { t } from "./i18n.js";
 
 const RANK_SHORT = { T: "10" };
+const LETTERED = new Set(["A", "J", "Q", "K"]);
 export const SUITS = {
   S: { name: "spades", symbol: "♠", color: "black" },
   H: { name: "hearts", symbol: "♥", color: "red" },
@@ -40,8 +41,20 @@ export function sentence(text) {
   return text ? text[0].toLocaleUpperCase() + text.slice(1) : text;
 }
 
+// Whether the court cards and the ace keep the letters J Q K A in every language (a setting,
+// read when a face is drawn: appearance.js gives the source).
+let classicLetters = () => false;
+
+export function useClassicLetters(source) {
+  classicLetters = source;
+}
+
+/** The rank as a card's corner shows it: 2 to 10, and the ace and the court cards by the
+ * letters of the page's language (Á B D K in Hungarian, A V D R in Romanian), or A J Q K. */
 export function rankText(card) {
-  return RANK_SHORT[card[0]] || card[0];
+  const rank = card[0];
+  if (LETTERED.has(rank) && !classicLetters()) return t(`face.${rank}`);
+  return RANK_SHORT[rank] || rank;
 }
 
 /** The card's face as it shows in its corner ("K♥", "10♦"): a card's accessible name opens with
@@ -69,7 +82,7 @@ export function makeCard(loc, key) {
 
 /** Show a face (or nothing: `card` null) on a card element. */
 export function setFace(el, card) {
-  if (el.dataset.card === (card || "")) return;
+  if (el.dataset.card === (card || "") && (!card || el.dataset.face === faceText(card))) return; // the language or the letters may change
   el.dataset.card = card || "";
   el.classList.toggle("empty", !card);
   if (!card) {

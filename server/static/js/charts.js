@@ -27,32 +27,55 @@ function frame(width, height, title, description, className) {
   );
 }
 
+// About the width of a character of the charts' text (11 px, 10 px for ticks and the legend),
+// in viewBox units, to lay out texts that must not run into each other or off the chart.
+const CHAR_W = 6.4;
+const TICK_CHAR_W = 5.8;
+
 /**
  * Horizontal bars, one per row: `rows` [{key, label, value: 0..1 or null, text}], `value` null
  * drawn as an empty track ("no games yet"). `title` and `description` are already worded.
+ * Each row's label and figures stand above its bar, the whole width for them: a variant's name
+ * and its figures take more room in Hungarian or Romanian than beside a bar, on a phone.
  */
 export function barChart(rows, { title, description }) {
   const width = 320;
-  const rowHeight = 30;
-  const labelWidth = 70;
-  const textWidth = 92;
-  const track = width - labelWidth - textWidth;
-  const root = frame(width, rows.length * rowHeight + 6, title, description, "bars");
+  const rowHeight = 36;
+  const root = frame(width, rows.length * rowHeight + 4, title, description, "bars");
   rows.forEach((row, i) => {
-    const y = 4 + i * rowHeight;
-    const filled = row.value === null ? 0 : Math.max(0, Math.min(1, row.value)) * track;
+    const y = 2 + i * rowHeight;
+    const filled = row.value === null ? 0 : Math.max(0, Math.min(1, row.value)) * width;
+    // A label too long to leave room for the figures is shortened with an ellipsis.
+    const room = Math.floor((width - 10) / CHAR_W) - row.text.length;
+    const label = row.label.length > room ? `${row.label.slice(0, Math.max(room - 1, 4))}…` : row.label;
     root.append(
       svg(
         "g",
         { class: "bar-row", "data-key": row.key, "data-value": row.value === null ? "" : row.value.toFixed(4) },
-        svg("text", { x: 0, y: y + 16, class: "label" }, row.label),
-        svg("rect", { x: labelWidth, y: y + 4, width: track, height: 16, rx: 4, class: "track" }),
-        svg("rect", { x: labelWidth, y: y + 4, width: filled.toFixed(1), height: 16, rx: 4, class: `fill series-${i}` }),
-        svg("text", { x: labelWidth + track + 6, y: y + 16, class: "value" }, row.text),
+        svg("text", { x: 0, y: y + 12, class: "label" }, label),
+        svg("text", { x: width, y: y + 12, class: "value", "text-anchor": "end" }, row.text),
+        svg("rect", { x: 0, y: y + 17, width, height: 14, rx: 4, class: "track" }),
+        svg("rect", { x: 0, y: y + 17, width: filled.toFixed(1), height: 14, rx: 4, class: `fill series-${i}` }),
       ),
     );
   });
   return root;
+}
+
+/** The legend's entries in as many lines as they need: [{x, line}] for each name. */
+function legendPlaces(names, left, right) {
+  let x = left;
+  let line = 0;
+  return names.map((name) => {
+    const wide = 13 + TICK_CHAR_W * name.length + 12;
+    if (x > left && x + wide > right) {
+      x = left;
+      line += 1;
+    }
+    const place = { x, line };
+    x += wide;
+    return place;
+  });
 }
 
 function niceMax(value) {
@@ -67,8 +90,11 @@ function niceMax(value) {
  */
 export function timeChart(series, { title, description, formatX, yLabel }) {
   const width = 320;
-  const height = 190;
-  const pad = { left: 34, right: 10, top: 22, bottom: 40 };
+  const shown = series.filter((s) => s.points.length);
+  const places = legendPlaces(shown.map((s) => s.label), 4, width);
+  const lines = places.length ? places[places.length - 1].line + 1 : 1;
+  const height = 176 + 14 * lines;
+  const pad = { left: 34, right: 10, top: 22, bottom: 26 + 14 * lines };
   const plotW = width - pad.left - pad.right;
   const plotH = height - pad.top - pad.bottom;
   const all = series.flatMap((s) => s.points);
@@ -86,12 +112,11 @@ export function timeChart(series, { title, description, formatX, yLabel }) {
     );
   }
   axes.append(
-    svg("text", { x: pad.left, y: height - 24, class: "tick" }, formatX(xMin)),
-    svg("text", { x: width - pad.right, y: height - 24, class: "tick", "text-anchor": "end" }, formatX(xMax)),
+    svg("text", { x: pad.left, y: height - pad.bottom + 16, class: "tick" }, formatX(xMin)),
+    svg("text", { x: width - pad.right, y: height - pad.bottom + 16, class: "tick", "text-anchor": "end" }, formatX(xMax)),
     svg("text", { x: 4, y: 10, class: "tick axis-name" }, yLabel),
   );
   root.append(axes);
-  let legendX = pad.left;
   series.forEach((s, i) => {
     if (!s.points.length) return;
     const path = s.points.map((p, k) => `${k ? "L" : "M"}${sx(p.x).toFixed(1)},${sy(p.y).toFixed(1)}`).join(" ");
@@ -99,11 +124,12 @@ export function timeChart(series, { title, description, formatX, yLabel }) {
     group.append(svg("path", { d: path, class: "line" }));
     for (const p of s.points) group.append(svg("circle", { cx: sx(p.x).toFixed(1), cy: sy(p.y).toFixed(1), r: 3, class: "dot" }));
     root.append(group);
+    const place = places[shown.indexOf(s)];
+    const y = height - 14 * (lines - place.line);
     root.append(
-      svg("rect", { x: legendX, y: height - 12, width: 10, height: 10, class: `fill series-${i}` }),
-      svg("text", { x: legendX + 13, y: height - 3, class: "tick" }, s.label),
+      svg("rect", { x: place.x, y: y + 1, width: 10, height: 10, class: `fill series-${i}` }),
+      svg("text", { x: place.x + 13, y: y + 10, class: "tick legend" }, s.label),
     );
-    legendX += 13 + 7 * s.label.length + 12;
   });
   return root;
 }

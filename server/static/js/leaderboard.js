@@ -79,7 +79,10 @@ export class LeaderboardPage {
     this.build();
     app.net.addEventListener("ready", () => this.resubscribe());
     app.net.addEventListener("push", (ev) => this.onPush(ev.detail));
-    dailies.addEventListener("change", () => this.renderTabs());
+    dailies.addEventListener("change", () => {
+      this.renderTabs();
+      if (this.code) this.renderActions(this.code); // today's board offers its daily once today is known
+    });
     i18nEvents.addEventListener("change", () => {
       if (this.code && document.body.dataset.view === "boards") this.show(this.code);
     });
@@ -180,7 +183,7 @@ export class LeaderboardPage {
     const daily = parseDailyKey(code);
     if (daily) {
       const today = daily.day === this.dailies.day;
-      this.actions.replaceChildren(...(today ? [el("a", { class: "btn primary", href: `#daily=${daily.family}` }, "Play this daily")] : []));
+      this.actions.replaceChildren(...(today ? [el("a", { class: "btn primary", href: `#daily=${daily.family}`, ...textOf("boards.play_daily") })] : []));
       return;
     }
     this.actions.replaceChildren(

@@ -198,6 +198,7 @@ class App {
       // Another game on screen: the dialogs opened for the last one (its dead end, its give-up
       // question, its share links, a new game asked for over it) are not about this one.
       if (this.dialogsGame !== null) closeDialogs(GAME_DIALOGS);
+      if (this.dialogsGame !== null) hideToast("error"); // and neither is its last refusal
       this.dialogsGame = info.id;
     }
     this.relabel();

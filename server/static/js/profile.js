@@ -142,7 +142,7 @@ export class ProfilePage {
       .filter((v) => VARIANTS.includes(v.variant))
       .map((v) => ({
         key: v.variant,
-        label: v.variant,
+        label: variantName(v.variant),
         value: v.win_rate,
         text: v.played ? t("home.rate_text", { rate: percent(v.win_rate), won: v.won, played: v.played }) : t("home.no_games"),
       }));
@@ -150,7 +150,7 @@ export class ProfilePage {
     const rateChart = el("figure", { class: "chart-box", id: "chart-rate" }, barChart(chartRows, { title: t("home.chart_rate"), description: rateDescription }), el("figcaption", {}, t("home.chart_rate")));
     const series = VARIANTS.map((variant) => ({
       key: variant,
-      label: variant,
+      label: variantName(variant),
       points: wins
         .filter((g) => g.variant === variant && g.finished_at)
         .map((g) => ({ x: g.finished_at, y: g.moves }))

@@ -22,6 +22,25 @@ const DOUBLE_TAP_MS = 320;
 const RATIO = 1.4;
 const GAP = 0.1; // between columns, in card widths
 
+/** Card widths of two rows of five columns under a top row of eight (cells and foundations). */
+function twoRowSizes(width, height) {
+  const top = Math.min(width / (8 + 7 * GAP + 0.6), 90);
+  const rows = (height - top * RATIO - top * 0.5) / 2; // each row of five columns
+  const byWidth = width / (5 + 4 * GAP * 2 + 0.2);
+  const byHeight = rows / (RATIO * 2); // a column of five with a quarter of each card showing
+  const cw = Math.max(22, Math.min(byWidth, byHeight, 120));
+  return { cw, topCw: Math.min(top, cw) };
+}
+
+/** The card width of one row of ten columns under the top row. */
+function oneRowWidth(width, height) {
+  const byWidth = width / (10 + 9 * GAP + 0.2);
+  // Room for the top row and a column of about three card heights; on a short screen (a
+  // phone held sideways) a little less, since a growing column's overlap tightens anyway.
+  const byHeight = height / (RATIO * (height < 480 ? 3.6 : 4.2) + 0.3);
+  return Math.max(22, Math.min(byWidth, byHeight, 120));
+}
+
 export class SeahavenBoard {
   constructor(root, { onAction, onMove, onNotice }) {
     this.root = root;
@@ -94,31 +113,28 @@ export class SeahavenBoard {
 
   /** Size the board to both the width and the height there is.
    *
-   * Wide screens (and phones held sideways) get one row of ten columns. A narrow, tall screen
-   * (a phone in portrait) gets two rows of five columns under the cells and foundations, whose
-   * cards are sized on their own to fit their row of eight: ten columns side by side would leave
-   * cards some 35 px wide and most of the screen empty. */
+   * Wide screens (and phones held sideways) get one row of ten columns. A narrow screen (a phone
+   * in portrait) gets two rows of five columns under the cells and foundations, whose cards are
+   * sized on their own to fit their row of eight: ten columns side by side would leave cards
+   * some 35 px wide and most of the screen empty. The choice is by width and by which layout
+   * gives the larger cards, not by the board's height alone: the daily line, a banner or a
+   * race strip above the board take height, and must not turn a phone's board into ten thin
+   * columns. */
   fit(width, height) {
     this.width = width;
     this.height = height;
-    const portrait = width < 600 && height > width * 1.15;
+    const tall = twoRowSizes(width, height);
+    const wide = oneRowWidth(width, height);
+    const portrait = width < 600 && tall.cw > wide;
     this.el.classList.toggle("portrait", portrait);
     this.el.classList.toggle("narrow", width < 600);
     if (portrait) {
-      const top = Math.min(width / (8 + 7 * GAP + 0.6), 90);
-      const rows = (height - top * RATIO - top * 0.5) / 2; // each row of five columns
-      const byWidth = width / (5 + 4 * GAP * 2 + 0.2);
-      const byHeight = rows / (RATIO * 2); // a column of five with a quarter of each card showing
-      this.cw = Math.max(22, Math.min(byWidth, byHeight, 120));
-      this.topCw = Math.min(top, this.cw);
+      this.cw = tall.cw;
+      this.topCw = tall.topCw;
       setCardSize(this.el, this.cw);
       setCardSize(this.topRow, this.topCw);
     } else {
-      const byWidth = width / (10 + 9 * GAP + 0.2);
-      // Room for the top row and a column of about three card heights; on a short screen (a
-      // phone held sideways) a little less, since a growing column's overlap tightens anyway.
-      const byHeight = height / (RATIO * (height < 480 ? 3.6 : 4.2) + 0.3);
-      this.cw = Math.max(22, Math.min(byWidth, byHeight, 120));
+      this.cw = wide;
       this.topCw = this.cw;
       setCardSize(this.el, this.cw);
       for (const name of ["--cw", "--ch", "--fs"]) this.topRow.style.removeProperty(name);
@@ -156,6 +172,7 @@ export class SeahavenBoard {
   }
 
   placeCard(el, parent, before, loc, count, label) {
+    setFace(el, el.dataset.card); // in the language (and letters) of now
     label = `${faceText(el.dataset.card)}, ${label}`; // the name opens with the text shown
     el.dataset.loc = loc;
     el.dataset.count = String(count);

@@ -4,7 +4,7 @@
 const KEY = "solitaire.settings";
 const DEFAULTS = {
   placementHelp: true, moveErrors: false, fourColor: false, sound: false, winnable: false,
-  theme: "felt", speed: "normal", volume: 60, leftHanded: false, // appearance.js
+  theme: "felt", speed: "normal", volume: 60, leftHanded: false, classicLetters: false, // appearance.js
 };
 
 export class Settings extends EventTarget {

@@ -10,19 +10,22 @@ let toastWired = false;
 export function toast(message, { kind = "info", ms } = {}) {
   const box = document.getElementById("toast");
   if (!toastWired) {
-    document.getElementById("toast-close").addEventListener("click", hideToast);
+    document.getElementById("toast-close").addEventListener("click", () => hideToast());
     toastWired = true;
   }
   document.getElementById("toast-text").textContent = message;
   box.dataset.kind = kind;
   box.hidden = false;
   clearTimeout(toastTimer);
-  toastTimer = setTimeout(hideToast, ms || (kind === "error" ? 6000 : 3500));
+  toastTimer = setTimeout(() => hideToast(), ms || (kind === "error" ? 6000 : 3500));
 }
 
-export function hideToast() {
+/** Take the toast away; with `kind`, only a toast of that kind (a game's refusal, say). */
+export function hideToast(kind = null) {
+  const box = document.getElementById("toast");
+  if (kind && box.dataset.kind !== kind) return;
   clearTimeout(toastTimer);
-  document.getElementById("toast").hidden = true;
+  box.hidden = true;
 }
 
 /** A polite announcement for screen readers (and a visible hint line). */
