@@ -172,13 +172,12 @@ def test_the_boards_in_hungarian_with_either_letters(browser: Browser, site: str
     what it shows (label in name)."""
     context = browser.new_context(viewport=PHONE, locale="hu-HU", is_mobile=True, has_touch=True)
     context.add_init_script(path=str(AXE))
+    # The setting is in place before the page's own scripts read it (set after a first load,
+    # it raced the boot's own reading of the settings).
+    settings = json.dumps({"classicLetters": classic})
+    context.add_init_script(f"localStorage.setItem('solitaire.settings', {json.dumps(settings)})")
     try:
         page = context.new_page()
-        page.goto(site)
-        page.evaluate(
-            "on => localStorage.setItem('solitaire.settings', JSON.stringify({ classicLetters: on }))",
-            classic,
-        )
         open_code(page, site, "HH1-N-AAAAAAM")
         queen = page.locator('#board .card[data-card="QH"] .corner').first
         expect(queen).to_have_text("Q♥" if classic else "D♥")

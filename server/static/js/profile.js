@@ -10,7 +10,7 @@ import { FAMILIES, HISTORY_LIMIT } from "./facts.js";
 import { formatDate, formatNumber, i18nEvents, t } from "./i18n.js";
 import { api } from "./identity.js";
 import { formatTime } from "./infobar.js";
-import { el } from "./ui.js";
+import { el, scrollingTable } from "./ui.js";
 
 const VARIANTS = FAMILIES; // one daily family for each variant
 const PAGE = 20;
@@ -189,7 +189,7 @@ export class ProfilePage {
     this.statsRoot.replaceChildren(
       el("h3", { id: "stats-title" }, t("home.stats")),
       totals,
-      el("div", { class: "table-scroll" }, table),
+      scrollingTable(table, "stats-title"),
       el("div", { class: "charts" }, rateChart, moves),
       el("h4", {}, t("home.dailies")),
       dailies,
@@ -221,7 +221,7 @@ export class ProfilePage {
       el("thead", {}, el("tr", {}, ...HISTORY_COLUMNS.map((k) => el("th", { scope: "col" }, t(k))))),
       this.historyBody,
     );
-    this.historyRoot.replaceChildren(el("h3", { id: "history-title" }, t("home.history")), form, el("div", { class: "table-scroll" }, table), this.historyNote, this.more);
+    this.historyRoot.replaceChildren(el("h3", { id: "history-title" }, t("home.history")), form, scrollingTable(table, "history-title"), this.historyNote, this.more);
   }
 
   onFilter(form) {

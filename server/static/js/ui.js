@@ -67,6 +67,12 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+/** A table that may scroll sideways on a narrow screen: a region named by its heading, which
+ * the keyboard can reach and scroll (a scrollable box nothing in it can focus is unreachable). */
+export function scrollingTable(table, labelledBy) {
+  return el("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-labelledby": labelledBy }, table);
+}
+
 /** Attributes of an element whose text is the catalog's `key` (translated again on a switch). */
 export function textOf(key) {
   return { "data-i18n": key, text: t(key) };
