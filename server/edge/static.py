@@ -34,6 +34,7 @@ from wire import ErrorCode
 PUBLISHED_SCHEMAS = ("asyncapi.json", "openapi.json")
 BUNDLED = ("app.css", "js/*.js", "i18n/*.json")  # the files under a build's URL
 ENTRY = "js/main.js"
+EARLY = "js/connect.js"  # run first, async: the connection opens while the rest is evaluated
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "no-cache"
 # A module's imports of its neighbours: `from "./x.js"`, `import "./x.js"`, `import("./x.js")`.
@@ -134,6 +135,10 @@ class ClientBundle:
         html = html.replace(
             '<link rel="stylesheet" href="app.css">', f'<link rel="stylesheet" href="{self.url("app.css")}">'
         )
+        early = f'<script type="module" async src="{EARLY}"></script>'
+        if early not in html:
+            raise ValueError("index.html has no early connection module to link")
+        html = html.replace(early, f'<script type="module" async src="{self.url(EARLY)}"></script>')
         entry = f'<script type="module" src="{ENTRY}"></script>'
         if entry not in html:
             raise ValueError("index.html has no entry module to link")

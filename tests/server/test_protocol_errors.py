@@ -293,3 +293,16 @@ async def test_every_http_parameter_is_checked(
     status, body = await ahttp("GET", server + path)
     assert (status, body["error"]["code"], body["error"].get("field")) == (400, "bad_message", field), body
     assert not server_errors.records, server_errors.lines()
+
+
+async def test_auth_may_come_before_the_hello_is_read(server: str) -> None:
+    """The browser sends auth as soon as the socket opens (one round trip less on a slow
+    network); the server reads it once it has said hello, and the order of answers holds."""
+    player = await new_player(server)
+    async with websockets.connect(server.replace("http", "ws", 1) + "/ws", compression=None) as ws:
+        await ws.send(json.dumps({"type": "auth", "id": "auth", "protocol": 1, "token": player["token"]}))
+        hello = json.loads(await asyncio.wait_for(ws.recv(), 10))
+        welcome = json.loads(await asyncio.wait_for(ws.recv(), 10))
+    assert hello["type"] == "hello"
+    assert welcome["type"] == "welcome" and welcome["id"] == "auth", welcome
+    assert welcome["player"]["id"] == player["id"]

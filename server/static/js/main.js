@@ -1,9 +1,10 @@
 // Boot: identity, connection, the game session and the views, driven by the address's fragment.
 
+import { early } from "./connect.js";
 import { boardOf, gameName } from "./dailies.js";
 import { confirmGiveUp, EndDialog, NewGameDialog, SettingsDialog, ShareDialog } from "./dialogs.js";
 import { i18nEvents, initI18n, t } from "./i18n.js";
-import { createPlayer, ensurePlayer, rememberName, rename } from "./identity.js";
+import { createPlayer, rememberName, rename } from "./identity.js";
 import { typingIn } from "./keys.js";
 import { errorText } from "./messages.js";
 import { Net, socketUrl } from "./net.js";
@@ -28,10 +29,10 @@ function closeDialogs(ids = null) {
 }
 
 class App {
-  constructor(player) {
+  constructor(player, net = null) {
     this.player = player;
     this.settings = new Settings();
-    this.net = new Net({ url: socketUrl(), token: player.token });
+    this.net = net || new Net({ url: socketUrl(), token: player.token });
     this.session = new GameSession(this.net);
     this.extensions = []; // competition pages register here (see competition.js)
     this.endDialog = new EndDialog({ onChoice: (choice, gameId) => this.onEndChoice(choice, gameId) });
@@ -321,11 +322,13 @@ class App {
 async function boot() {
   // The catalog, the player (a first visit asks the server for one) and the competition and
   // home pages' modules are fetched side by side: each is a round trip on a slow network.
-  const player = ensurePlayer();
+  // The player and its connection come from connect.js, which the page ran first: what the
+  // connection says meanwhile is told at app.run().
   const pages = Promise.all([import("./competition.js"), import("./home.js")].map((p) => p.catch(() => null)));
   await initI18n();
   showConnection("connecting");
-  const app = new App(await player);
+  const { player, net } = await early;
+  const app = new App(player, net);
   window.solitaire = app; // for the curious (and for debugging); the UI never needs it
   const [competition, home] = await pages;
   if (competition) competition.install(app);

@@ -41,6 +41,8 @@ export class Net extends EventTarget {
     this.retryTimer = null;
     this.pingTimer = null;
     this.authError = null;
+    this.holding = false; // preconnect(): events are kept until start()
+    this.held = [];
     window.addEventListener("online", () => this.onOnline());
     window.addEventListener("offline", () => this.setState("offline"));
   }
@@ -56,9 +58,28 @@ export class Net extends EventTarget {
     }
   }
 
-  start() {
+  /** Connect and authenticate now, before the page listens: the handshake's round trips
+   * overlap the boot's own work. What happens meanwhile is told at start(), in order. */
+  preconnect() {
+    this.holding = true;
     this.stopped = false;
     this.open();
+  }
+
+  start() {
+    if (this.holding) {
+      this.holding = false;
+      for (const event of this.held.splice(0)) this.dispatchEvent(event);
+      return;
+    }
+    this.stopped = false;
+    this.open();
+  }
+
+  emit(type, detail) {
+    const event = new CustomEvent(type, { detail });
+    if (this.holding) this.held.push(event);
+    else this.dispatchEvent(event);
   }
 
   /** Close and reconnect at once (for example after a rename or a new token). */
@@ -80,6 +101,9 @@ export class Net extends EventTarget {
       return;
     }
     this.ws = ws;
+    // auth goes at once, not after hello: the server reads it once it has said hello, and a
+    // busy page (its own start) would otherwise hold it back a while longer.
+    ws.onopen = () => this.sendRaw({ type: "auth", id: "auth", protocol: PROTOCOL, ...(this.token ? { token: this.token } : {}) });
     ws.onmessage = (ev) => this.onFrame(ws, ev.data);
     ws.onclose = (ev) => this.onClose(ws, ev);
     ws.onerror = () => {};
@@ -95,7 +119,6 @@ export class Net extends EventTarget {
     }
     if (message.type === "hello") {
       this.hello = message;
-      this.sendRaw({ type: "auth", id: "auth", protocol: PROTOCOL, ...(this.token ? { token: this.token } : {}) });
       return;
     }
     if (message.id === "auth") {
@@ -110,7 +133,7 @@ export class Net extends EventTarget {
       return;
     }
     if (message.type === "pong") return;
-    this.dispatchEvent(new CustomEvent("push", { detail: message }));
+    this.emit("push", message);
   }
 
   onAuth(message) {
@@ -125,7 +148,7 @@ export class Net extends EventTarget {
     this.startPings();
     const again = this.everReady;
     this.everReady = true;
-    this.dispatchEvent(new CustomEvent("ready", { detail: { player: this.player, hello: this.hello, again } }));
+    this.emit("ready", { player: this.player, hello: this.hello, again });
   }
 
   onClose(ws, ev) {
@@ -138,7 +161,7 @@ export class Net extends EventTarget {
       const error = this.authError || { code: ev.code, message: ev.reason };
       this.authError = null;
       this.setState("offline");
-      this.dispatchEvent(new CustomEvent("fatal", { detail: { code: error.code, message: error.message } }));
+      this.emit("fatal", { code: error.code, message: error.message });
       return;
     }
     this.scheduleRetry();
@@ -204,7 +227,7 @@ export class Net extends EventTarget {
   setState(state) {
     if (this.state === state) return;
     this.state = state;
-    this.dispatchEvent(new CustomEvent("status", { detail: { state, attempt: this.attempt } }));
+    this.emit("status", { state, attempt: this.attempt });
   }
 
   sendRaw(message) {
