@@ -176,7 +176,8 @@ def test_sounds_are_off_by_default_and_play_when_on(page: Page, site: str) -> No
     s = seahaven_scenario()
     open_code(page, site, s.code)
     # The page's own instance of the module: the one under its build's URL (server/edge/static.py).
-    sound = "import(document.querySelector('script[type=module]').src.replace('js/main.js', 'js/sound.js'))"
+    entry = "document.querySelector('script[src$=\"js/main.js\"]').src"  # not js/connect.js, run first
+    sound = f"import({entry}.replace('js/main.js', 'js/sound.js'))"
     played = f"() => {sound}.then((m) => m.sounds.played.slice())"
     page.evaluate("a => window.solitaire.session.act(a)", {"type": "tap", "at": s.tap_at})
     wait_seq(page, 1)
