@@ -85,7 +85,7 @@ def _base_backup(primary: PgCluster, standby: PgCluster) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
 
 
-async def _wait_synchronous(primary: PgCluster) -> None:
+async def _wait_synchronous(primary: PgCluster, standby: PgCluster) -> None:
     """Until the primary names the standby synchronous: from then on a commit waits for it."""
     await primary.admin(f"ALTER SYSTEM SET synchronous_standby_names = '{STANDBY_NAME}'")
     await primary.admin("SELECT pg_reload_conf()")
@@ -93,7 +93,9 @@ async def _wait_synchronous(primary: PgCluster) -> None:
     query = f"SELECT sync_state FROM pg_stat_replication WHERE application_name = '{STANDBY_NAME}'"
     while [tuple(r) for r in await primary.admin(query)] != [("sync",)]:
         if time.monotonic() > deadline:
-            raise TimeoutError("the standby never became synchronous")
+            seen = await primary.admin("SELECT application_name, state, sync_state FROM pg_stat_replication")
+            tail = standby.log.read_text(errors="replace")[-2000:] if standby.log.exists() else ""
+            raise TimeoutError(f"the standby never became synchronous: {[tuple(r) for r in seen]}\n{tail}")
         await asyncio.sleep(0.1)
 
 
@@ -108,7 +110,7 @@ def standby_pair(root: Path) -> Iterator[Pair]:
         primary.start()
         _base_backup(primary, standby)
         standby.start()
-        asyncio.run(_wait_synchronous(primary))
+        asyncio.run(_wait_synchronous(primary, standby))
         yield Pair(primary, standby)
     finally:
         primary.close()
