@@ -28,9 +28,7 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
 import random
-import signal
 import sys
 import tempfile
 import time
@@ -42,6 +40,8 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+from load import Trace as ServerTrace
+from load import percentile
 from prometheus_client.parser import text_string_to_metric_families
 from serverproc import free_port, raise_fd_limit, started_server
 
@@ -54,7 +54,6 @@ from engine.codes import random_code  # noqa: E402
 from engine.solver import solve  # noqa: E402
 
 REQUEST_TIMEOUT_S = 30.0
-SNAPSHOT_TIMEOUT_S = 120.0  # a traced server writes its snapshot slowly
 MEMORY_GROWTH_MAX = 0.10  # the last minutes' memory at most 10% (and 24 MiB) above the early ones'
 MEMORY_SLACK_BYTES = 24 * 2**20
 COUNT_SLACK = 0.15  # descriptors and tasks: within 15% (and a few) of the early minutes'
@@ -255,29 +254,9 @@ def tree_memory(process: psutil.Process) -> tuple[int, int]:
     return rss, fds
 
 
-def percentile(values: list[float], pct: float) -> float:
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * pct / 100))]
-
-
-class Trace:
-    """With ``--trace PREFIX``: tracemalloc snapshots of the server (bench/traced_server.py) at
-    the end of the warm-up and at the end, and what grew between them, by line."""
-
-    def __init__(self, pid: int, prefix: str) -> None:
-        self.pid, self.prefix, self.taken = pid, prefix, 0
-
-    async def snapshot(self) -> None:
-        path = Path(f"{self.prefix}.{self.taken}")
-        os.kill(self.pid, signal.SIGUSR1)
-        deadline = time.monotonic() + SNAPSHOT_TIMEOUT_S
-        while not path.exists():
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"no snapshot {path} in {SNAPSHOT_TIMEOUT_S} s")
-            await asyncio.sleep(0.2)
-        self.taken += 1
+class Trace(ServerTrace):
+    """With ``--trace PREFIX``: bench/load.py's snapshots of the server (bench/traced_server.py),
+    at the end of the warm-up and at the end, and what grew between them, by line."""
 
     def growth(self, top: int = 12) -> list[list[Any]]:
         if self.taken < 2:
@@ -374,7 +353,7 @@ async def create_players(base: str, count: int) -> list[tuple[str, str]]:
 
 
 async def run(args: argparse.Namespace, base: str, pid: int, metrics_url: str) -> dict[str, Any]:
-    trace = Trace(pid, args.trace) if args.trace else None
+    trace = Trace(args.trace, pid) if args.trace else None
     wins = winning_lines(args.boards, args.seed)
     accounts = await create_players(base, args.players + 2 * args.races)
     tokens = [token for token, _ in accounts]
