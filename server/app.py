@@ -40,6 +40,7 @@ from server.core.hub import Hub
 from server.core.quotas import Quotas, SharedQuotas
 from server.core.services import Services
 from server.edge import facts, ws
+from server.edge.admission import AdmitThenRun, admitted
 from server.edge.disclosure import Withhold
 from server.edge.envelope import http_error
 from server.edge.health import Drain, FleetDatabase, Ping, health_routes
@@ -333,13 +334,14 @@ def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -
     policy = BrowserPolicy.from_settings(settings)
     routes: list[BaseRoute] = [
         *features.routes,
-        WebSocketRoute("/ws", ws.endpoint(services, features.handlers, policy)),
+        WebSocketRoute("/ws", admitted(ws.endpoint(services, features.handlers, policy))),
     ]
     if STATIC_DIR.is_dir():
         routes.append(facts.route())  # generated, before the files it sits among
         client = ClientFiles(directory=STATIC_DIR, generated=facts.generated())
         routes.append(Mount("/", client, name="static"))
     middleware = [  # outermost first: a refused Host still gets the security headers
+        Middleware(AdmitThenRun),  # an admitted WebSocket runs above the rest (server.edge.admission)
         Middleware(RequestIds),  # X-Request-ID and the HTTP metrics, of every request
         Middleware(SecurityHeaders, policy=policy),
         Middleware(TrustedHostMiddleware, allowed_hosts=policy.hosts(), www_redirect=False),
