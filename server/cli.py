@@ -57,6 +57,7 @@ from server.storage.migrate import SchemaMismatch, head_revision, require_curren
 log = logging.getLogger(__name__)
 READY_LINE = "Solitaire server ready: open "  # then the URL, on stdout once listening
 GC_YOUNG_THRESHOLD = 50_000  # net container allocations between young collections (default 700)
+SWITCH_INTERVAL_S = 0.0005  # the longest a thread waits for the GIL held by another (default 5 ms)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -298,6 +299,19 @@ def tune_gc() -> None:
     gc.set_threshold(GC_YOUNG_THRESHOLD, 20, 20)
 
 
+def tune_threads() -> None:
+    """Let the database writer's thread take the interpreter back quickly from the busy loop.
+
+    The SQLite writer releases the GIL for every statement step and for the
+    commit's fsync, and must take it back each time. While the event loop is
+    busy it holds the GIL until the switch interval forces it to let go: by
+    default 5 ms a time, several times per batch, and every acknowledgement
+    of the batch waits for it (the p99 at half load was mostly such waits).
+    At 0.5 ms the waits are bounded tenfold tighter for a few more switches.
+    """
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
+
+
 def run_loop(main: Coroutine[Any, Any, None]) -> None:
     """Run the server on uvloop where it is installed (with uvicorn[standard], on Linux and macOS).
 
@@ -318,6 +332,7 @@ async def serve(settings: Settings, log_level: str) -> None:
 
     app = create_app(settings)
     tune_gc()
+    tune_threads()
     files = raise_open_files_limit()  # before the cap is computed from it
     config = uvicorn_config(app, settings, log_level)
     install_exhaustion_filter()  # after uvicorn has set up its loggers

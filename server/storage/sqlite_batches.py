@@ -9,7 +9,9 @@ ran on the event loop.
 from __future__ import annotations
 
 import asyncio
+import functools
 import sqlite3
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 from sqlalchemy import Table
@@ -20,19 +22,58 @@ from server.storage.db import LOCK_WAIT_S, SQLITE_PRAGMAS
 from server.storage.models import GAME_STATE_COLUMNS, ActionRow, GameRow
 from server.storage.pg_batches import Rows
 
+MAX_PARAMETERS = 900  # per statement: under SQLite's oldest default limit (999)
+Params = list[object]
 
-def _insert_sql(table: Table) -> str:
-    columns = [column.name for column in table.columns]
+
+class Statement:
+    """One multi-row statement's shape: its SQL for ``n`` rows, and each row's values in order."""
+
+    def __init__(self, columns: tuple[str, ...], sql_for: Callable[[int], str]) -> None:
+        self.columns = columns
+        self.rows_at_once = MAX_PARAMETERS // len(columns)
+        self._sql_for = functools.lru_cache(maxsize=64)(sql_for)
+
+    def chunks(self, rows: Rows) -> Iterator[tuple[str, Params]]:
+        """(SQL, parameters) for ``rows``, as few statements as the parameter limit allows."""
+        for start in range(0, len(rows), self.rows_at_once):
+            chunk = rows[start : start + self.rows_at_once]
+            params = [row[name] for row in chunk for name in self.columns]
+            yield self._sql_for(len(chunk)), params
+
+
+def _placeholders(columns: tuple[str, ...], rows: int) -> str:
+    one = "(" + ", ".join("?" * len(columns)) + ")"
+    return ", ".join([one] * rows)
+
+
+def _insert(table: Table) -> Statement:
+    columns = tuple(column.name for column in table.columns)
     names = ", ".join(columns)
-    values = ", ".join(f":{name}" for name in columns)
-    return f"INSERT INTO {table.name} ({names}) VALUES ({values})"
+    return Statement(
+        columns, lambda n: f"INSERT INTO {table.name} ({names}) VALUES {_placeholders(columns, n)}"
+    )
 
 
-_SQLITE_INSERT_GAME = _insert_sql(GameRow.__table__)  # type: ignore[arg-type]
-_SQLITE_INSERT_ACTION = _insert_sql(ActionRow.__table__)  # type: ignore[arg-type]
-_SQLITE_UPDATE_GAME = "UPDATE games SET {} WHERE id = :id".format(
-    ", ".join(f"{name} = :{name}" for name in GAME_STATE_COLUMNS)
-)
+def _update_games() -> Statement:
+    columns = ("id", *GAME_STATE_COLUMNS)
+    names = ", ".join(columns)
+    sets = ", ".join(f"{name} = v.{name}" for name in GAME_STATE_COLUMNS)
+    return Statement(
+        columns,
+        lambda n: (
+            f"WITH v({names}) AS (VALUES {_placeholders(columns, n)}) "
+            f"UPDATE games SET {sets} FROM v WHERE games.id = v.id"
+        ),
+    )
+
+
+# Multi-row statements, not executemany: the sqlite3 module releases the GIL for every row's
+# step and must take it back each time from the busy event loop, a wait of up to the switch
+# interval per row, which every acknowledgement of the batch then waited for.
+_SQLITE_INSERT_GAME = _insert(GameRow.__table__)  # type: ignore[arg-type]
+_SQLITE_INSERT_ACTION = _insert(ActionRow.__table__)  # type: ignore[arg-type]
+_SQLITE_UPDATE_GAME = _update_games()
 
 
 class SqliteBatches:
@@ -62,12 +103,13 @@ class SqliteBatches:
         conn = self._connection()
         conn.execute("BEGIN IMMEDIATE")
         try:
-            if new_games:
-                conn.executemany(_SQLITE_INSERT_GAME, new_games)
-            if actions:
-                conn.executemany(_SQLITE_INSERT_ACTION, actions)
-            if games:
-                conn.executemany(_SQLITE_UPDATE_GAME, games)
+            for statement, rows in (
+                (_SQLITE_INSERT_GAME, new_games),
+                (_SQLITE_INSERT_ACTION, actions),
+                (_SQLITE_UPDATE_GAME, games),
+            ):
+                for sql, params in statement.chunks(rows):
+                    conn.execute(sql, params)
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:  # SQLite may have rolled back already (an I/O error at COMMIT)

@@ -175,3 +175,24 @@ def test_a_lost_answer_is_read_back_for_every_kind_of_write(migrated: str) -> No
         assert sorted(rows) == [("g_a", 1, None), ("g_b", 0, "resigned"), ("g_c", 0, None)]
 
     asyncio.run(_with_writer(migrated, body, AnswerLost))
+
+
+def test_a_batch_larger_than_one_statement_writes_every_row(migrated: str) -> None:
+    """SQLite writes a batch in multi-row statements, a few hundred parameters each: a
+    batch of more rows than one holds is split, and every row keeps its own values."""
+
+    async def body(engine: Any, writer: GroupWriter) -> None:
+        games = [f"g_{i:03}" for i in range(300)]
+        await asyncio.gather(
+            *(writer.submit(Write(None, None, new_game=game_values(g, "p_1"))) for g in games)
+        )
+        writes = [Write(_action(g, i), _row_update(g, i + 1)) for i, g in enumerate(games)]
+        await asyncio.gather(*(writer.submit(w) for w in writes))
+        async with engine.connect() as conn:
+            rows = (await conn.execute(select(GameRow.id, GameRow.seq, GameRow.score))).all()
+            actions = (await conn.execute(select(ActionRow.game_id, ActionRow.seq))).all()
+        assert sorted(rows) == [(g, i + 1, (i + 1) * 10) for i, g in enumerate(games)]
+        assert sorted(actions) == [(g, i) for i, g in enumerate(games)]
+        assert writer.commits < 600 - 100  # most went in large batches
+
+    asyncio.run(_with_writer(migrated, body))
