@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import asyncpg
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from server.errors import ProtocolError
 from wire import ErrorCode
@@ -59,6 +60,8 @@ class StorageInDoubt(StorageUnavailable):
 def is_unavailable(exc: BaseException) -> bool:
     """A failure of the database itself (lock, lost connection), not of one write's content."""
     if isinstance(exc, (StorageUnavailable, ConnectionError, TimeoutError, OSError, *_PG_GONE)):
+        return True
+    if isinstance(exc, PoolTimeout):  # every pooled connection busy past the wait: a storm
         return True
     if is_away_state(getattr(exc, "sqlstate", None)) or ends_session(exc):
         return True

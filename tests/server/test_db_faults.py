@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import cast
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from engine import Action, Game
 from server.config import Settings
@@ -29,7 +31,7 @@ from server.features.solutions.service import DeadEnds
 from server.solver.deals import Deals
 from server.solver.pool import SolverPool
 from server.storage.db import make_engine, migrate
-from server.storage.faults import is_away
+from server.storage.faults import is_away, is_unavailable
 from server.storage.models import ActionRow
 from tests.conftest import fresh_pg_database
 from tests.pgproxy import CommitCuttingProxy, commit_cutting_proxy
@@ -273,3 +275,18 @@ async def test_background_work_meeting_an_away_database_logs_a_warning_not_a_tra
     said = [(r.levelno, r.getMessage(), r.exc_info) for r in caplog.records]
     assert [level for level, _, _ in said] == [logging.WARNING, logging.WARNING], said
     assert all("database is away" in text and info is None for _, text, info in said), said
+
+
+async def test_a_pool_with_every_connection_busy_counts_as_the_database_away(pg_url: str) -> None:
+    """In a connection storm every pooled connection can be taken past the pool's wait: the
+    requests then answer ``unavailable``, as for a database that is away, not a traceback."""
+    engine = create_async_engine(pg_url, pool_size=1, max_overflow=0, pool_timeout=0.2)
+    try:
+        async with engine.connect() as held:
+            await held.execute(text("SELECT 1"))
+            with pytest.raises(PoolTimeout) as raised:
+                async with engine.connect():
+                    pass
+        assert is_unavailable(raised.value)
+    finally:
+        await engine.dispose()
