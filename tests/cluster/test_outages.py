@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from websockets.exceptions import InvalidHandshake, InvalidStatus
 
 from engine import Game
 from tests.cluster.fleet import Fleet, Instance, balancer, private_redis, until
-from tests.cluster.movers import SocketWatch, acked_between, cuts_between, per_second, start_movers
+from tests.cluster.movers import Mover, SocketWatch, acked_between, cuts_between, per_second, start_movers
 from tests.cluster.test_cluster import next_action
 from tests.pgproxy import commit_cutting_proxy
 from tests.support import Client, ahttp
@@ -30,6 +32,7 @@ PLAYERS = 6
 OUTAGE_S = 10
 SETTLE_S = 3.0  # the balancer's checks see the outage within this (inter 1s, fall 2)
 RECOVERY_S = 20.0
+T = TypeVar("T")
 
 
 async def answer(url: str) -> tuple[int, Any]:
@@ -66,7 +69,50 @@ def logged_errors(instances: list[Instance]) -> list[str]:
     ]
 
 
+@dataclass
+class Ridden:
+    """What the players saw of one outage: the rate before it, and its seconds."""
+
+    rate_before: float  # acknowledged moves a second, in the 2 s before
+    up_at: float  # when it ended (time.monotonic)
+    during: list[int]  # acknowledged moves in each second of it
+    cut: int  # sockets cut during it
+    kept: int  # the fewest sockets open at once during it
+
+
+async def ride_out(
+    movers: list[Mover],
+    sockets: SocketWatch,
+    down: Callable[[], None],
+    up: Callable[[], None],
+    probe: Callable[[], Awaitable[T]],
+) -> tuple[Ridden, T]:
+    """``OUTAGE_S`` of outage under the movers, from ``down`` to ``up``; ``probe`` runs once
+    the balancer has seen it (``SETTLE_S`` in), and its answer comes back with the figures."""
+    before = time.monotonic()
+    await asyncio.sleep(2)
+    rate_before = acked_between(movers, before, before + 2) / 2
+    down()
+    down_at = time.monotonic()
+    await asyncio.sleep(SETTLE_S)
+    probed = await probe()
+    await asyncio.sleep(max(0.0, down_at + OUTAGE_S - time.monotonic()))
+    up_at = time.monotonic()
+    ridden = Ridden(
+        rate_before,
+        up_at,
+        per_second(movers, down_at, OUTAGE_S),
+        cuts_between(movers, down_at, up_at),
+        sockets.fewest(down_at, up_at),
+    )
+    up()
+    return ridden, probed
+
+
 async def test_a_redis_kill_keeps_every_instance_serving_its_players(pg_url: str, tmp_path: Path) -> None:
+    async def probe() -> tuple[int, Any, bool]:
+        return (*await answer(f"{front}/ready"), await new_client_plays(front))
+
     with private_redis() as redis:
         fleet = Fleet(pg_url, redis.url)
         try:
@@ -74,22 +120,11 @@ async def test_a_redis_kill_keeps_every_instance_serving_its_players(pg_url: str
             with balancer([i.port for i in instances]) as front:
                 movers, runs, stop = await start_movers(front, PLAYERS)
                 with SocketWatch(movers) as sockets:
-                    before = time.monotonic()
-                    await asyncio.sleep(2)
-                    rate_before = acked_between(movers, before, before + 2) / 2
-                    redis.stop()
-                    down_at = time.monotonic()
-                    await asyncio.sleep(SETTLE_S)
-                    ready_status, ready = await answer(f"{front}/ready")
-                    newcomer = await new_client_plays(front)
-                    await asyncio.sleep(max(0.0, down_at + OUTAGE_S - time.monotonic()))
-                    up_at = time.monotonic()
-                    during = per_second(movers, down_at, OUTAGE_S)
-                    cut = cuts_between(movers, down_at, up_at)
-                    kept = sockets.fewest(down_at, up_at)
-                    redis.start()
+                    seen, (ready_status, ready, newcomer) = await ride_out(
+                        movers, sockets, redis.stop, redis.start, probe
+                    )
                     await until(
-                        lambda: all(any(at > up_at + 1 for at in m.acked_at) for m in movers),
+                        lambda: all(any(at > seen.up_at + 1 for at in m.acked_at) for m in movers),
                         RECOVERY_S,
                         "every player acknowledged again after Redis returned",
                     )
@@ -98,12 +133,13 @@ async def test_a_redis_kill_keeps_every_instance_serving_its_players(pg_url: str
         finally:
             fleet.close()
     print(
-        f"Redis killed for {OUTAGE_S} s under {PLAYERS} players: {rate_before:.0f} acked moves/s before; "
-        f"per second during: {during}; sockets cut during: {cut}; fewest open: {kept} of {PLAYERS}; "
-        f"/ready through the balancer: {ready_status} {ready}; a new player served: {newcomer}"
+        f"Redis killed for {OUTAGE_S} s under {PLAYERS} players: {seen.rate_before:.0f} acked moves/s "
+        f"before; per second during: {seen.during}; sockets cut during: {seen.cut}; fewest open: "
+        f"{seen.kept} of {PLAYERS}; /ready through the balancer: {ready_status} {ready}; a new player "
+        f"served: {newcomer}"
     )
-    assert cut == 0 and kept == PLAYERS, (cut, kept)
-    assert all(during[1:]), during  # every second of the outage but the first acknowledged moves
+    assert seen.cut == 0 and seen.kept == PLAYERS, (seen.cut, seen.kept)
+    assert all(seen.during[1:]), seen.during  # every second of the outage but the first acknowledged moves
     assert ready_status == 200 and ready and ready["redis"] == "unavailable", ready
     assert newcomer
     assert not logged_errors(instances), logged_errors(instances)
@@ -112,6 +148,11 @@ async def test_a_redis_kill_keeps_every_instance_serving_its_players(pg_url: str
 async def test_a_database_refusal_keeps_every_socket_open(
     pg_url: str, redis_url: str, tmp_path: Path
 ) -> None:
+    async def probe() -> tuple[int, Any, int]:
+        ready_status, ready = await answer(f"{front}/ready")
+        health_status, _ = await answer(f"{front}/health")
+        return ready_status, ready, health_status
+
     with commit_cutting_proxy() as proxy:
         fleet = Fleet(pg_url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}"), redis_url)
         try:
@@ -119,20 +160,10 @@ async def test_a_database_refusal_keeps_every_socket_open(
             with balancer([i.port for i in instances]) as front:
                 movers, runs, stop = await start_movers(front, PLAYERS)
                 with SocketWatch(movers) as sockets:
-                    before = time.monotonic()
-                    await asyncio.sleep(2)
-                    rate_before = acked_between(movers, before, before + 2) / 2
-                    proxy.down()
-                    down_at = time.monotonic()
-                    await asyncio.sleep(SETTLE_S)
-                    ready_status, ready = await answer(f"{front}/ready")
-                    health_status, _ = await answer(f"{front}/health")
-                    await asyncio.sleep(max(0.0, down_at + OUTAGE_S - time.monotonic()))
-                    proxy.up()
-                    up_at = time.monotonic()
-                    during = per_second(movers, down_at, OUTAGE_S)
-                    cut = cuts_between(movers, down_at, up_at)
-                    kept = sockets.fewest(down_at, up_at)
+                    seen, (ready_status, ready, health_status) = await ride_out(
+                        movers, sockets, proxy.down, proxy.up, probe
+                    )
+                    up_at = seen.up_at
                     await until(
                         lambda: all(any(at > up_at for at in m.acked_at) for m in movers),
                         RECOVERY_S,
@@ -146,12 +177,12 @@ async def test_a_database_refusal_keeps_every_socket_open(
             fleet.close()
     refused = {code: sum(m.refusals.get(code, 0) for m in movers) for m in movers for code in m.refusals}
     print(
-        f"PostgreSQL refused for {OUTAGE_S} s under {PLAYERS} players: {rate_before:.0f} acked moves/s "
-        f"before; per second during: {during}; sockets cut during: {cut}, after: {cut_after}; fewest open: "
-        f"{kept} of {PLAYERS}; every player acknowledged again {resumed_s:.2f} s after; refusals {refused}; "
-        f"through the balancer /ready {ready_status} {ready}, /health {health_status}"
+        f"PostgreSQL refused for {OUTAGE_S} s under {PLAYERS} players: {seen.rate_before:.0f} acked moves/s "
+        f"before; per second during: {seen.during}; sockets cut during: {seen.cut}, after: {cut_after}; "
+        f"fewest open: {seen.kept} of {PLAYERS}; every player acknowledged again {resumed_s:.2f} s after; "
+        f"refusals {refused}; through the balancer /ready {ready_status} {ready}, /health {health_status}"
     )
-    assert cut == 0 and cut_after == 0 and kept == PLAYERS, (cut, cut_after, kept)
+    assert seen.cut == 0 and cut_after == 0 and seen.kept == PLAYERS, (seen.cut, cut_after, seen.kept)
     assert set(refused) <= {"unavailable", "stale"}, refused
     assert ready_status == 200 and ready and ready["database"] == "unavailable", ready
     assert health_status == 200
