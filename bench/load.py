@@ -316,17 +316,20 @@ def percentile(values: list[float], pct: float) -> float:
     return round(ordered[min(len(ordered) - 1, int(len(ordered) * pct / 100))], 2)
 
 
-def action_buckets(metrics_url: str) -> dict[float, float]:
-    """The server's own action latencies so far: cumulative count per bucket bound (s)."""
+HISTOGRAMS = ("solitaire_action_seconds", "solitaire_commit_seconds")  # read before and after a run
+
+
+def server_buckets(metrics_url: str) -> dict[str, dict[float, float]]:
+    """The server's own histograms so far (:data:`HISTOGRAMS`): cumulative count per bound (s)."""
     with urllib.request.urlopen(metrics_url, timeout=REPLY_TIMEOUT_S) as response:
         text = response.read().decode()
-    return {
-        float(sample.labels["le"]): sample.value
-        for family in text_string_to_metric_families(text)
-        if family.name == "solitaire_action_seconds"
-        for sample in family.samples
-        if sample.name.endswith("_bucket")
-    }
+    found: dict[str, dict[float, float]] = {name: {} for name in HISTOGRAMS}
+    for family in text_string_to_metric_families(text):
+        if family.name in found:
+            for sample in family.samples:
+                if sample.name.endswith("_bucket"):
+                    found[family.name][float(sample.labels["le"])] = sample.value
+    return found
 
 
 def bucket_percentile(before: dict[float, float], after: dict[float, float], pct: float) -> float:
@@ -337,6 +340,19 @@ def bucket_percentile(before: dict[float, float], after: dict[float, float], pct
         if total and count >= total * pct / 100:
             return round(bound * 1000, 2)
     return 0.0
+
+
+def server_percentiles(
+    before: dict[str, dict[float, float]], after: dict[str, dict[float, float]]
+) -> dict[str, float]:
+    """The server's p50 and p99 of an action and of a group commit, as histogram bounds."""
+    action, commit = (after.get(name, {}) for name in HISTOGRAMS)
+    action_before, commit_before = (before.get(name, {}) for name in HISTOGRAMS)
+    return {
+        "server_p50_ms_under": bucket_percentile(action_before, action, 50),
+        "server_p99_ms_under": bucket_percentile(action_before, action, 99),
+        "commit_p99_ms_under": bucket_percentile(commit_before, commit, 99),
+    }
 
 
 class HeldCollector:
@@ -391,11 +407,11 @@ async def run_load(args: argparse.Namespace, base: str, pid: int) -> dict[str, A
             stats.errors = 0
             acked_before, cpu_before = stats.acked, sampler.cpu()
             metrics_url = getattr(args, "metrics_url", None)
-            buckets_before = action_buckets(metrics_url) if metrics_url else {}
+            buckets_before = server_buckets(metrics_url) if metrics_url else {}
             started = time.monotonic()
             await asyncio.gather(*tasks)
             elapsed = time.monotonic() - started
-            buckets_after = action_buckets(metrics_url) if metrics_url else {}
+            buckets_after = server_buckets(metrics_url) if metrics_url else {}
             collector.close()
             stop.set()
             await sampling
@@ -409,8 +425,7 @@ async def run_load(args: argparse.Namespace, base: str, pid: int) -> dict[str, A
         "p95_ms": percentile(stats.latencies, 95),
         "p99_ms": percentile(stats.latencies, 99),
         # In the server, from the frame read to its answer written (bounds of its histogram).
-        "server_p50_ms_under": bucket_percentile(buckets_before, buckets_after, 50),
-        "server_p99_ms_under": bucket_percentile(buckets_before, buckets_after, 99),
+        **server_percentiles(buckets_before, buckets_after),
         "errors": stats.errors,
         "server_cpu_s": round(sampler.cpu() - cpu_before, 2),
         "server_peak_mib": round(sampler.peak / 2**20, 1),
