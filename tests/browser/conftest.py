@@ -34,7 +34,7 @@ from playwright.sync_api import (
 
 from server.clock import wall_clock_ms
 from server.config import Settings
-from tests.browser.helpers import EXPECT_TIMEOUT_MS
+from tests.browser.helpers import EXPECT_TIMEOUT_MS, strict_page
 from tests.support import ONE_ADDRESS, UNSCREENED, running_server
 
 CHROMIUM = os.environ.get("SOLITAIRE_CHROMIUM", "/usr/bin/chromium")
@@ -158,10 +158,5 @@ def page(context: BrowserContext) -> Iterator[Page]:
 @pytest.fixture
 def hungarian(browser: Browser) -> Iterator[Page]:
     """A page of a browser set to Hungarian."""
-    context = browser.new_context(viewport=DESKTOP, locale="hu-HU")
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield page
-    context.close()
-    assert not errors, errors
+    with strict_page(browser, viewport=DESKTOP, locale="hu-HU") as page:
+        yield page

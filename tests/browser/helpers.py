@@ -7,16 +7,35 @@ import itertools
 import json
 import re
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import ExitStack
 from typing import Any
 
+from playwright.sync_api import Browser, FloatRect, Locator, Page, expect
 from playwright.sync_api import Error as PlaywrightError
-from playwright.sync_api import FloatRect, Locator, Page, expect
 from websockets.sync.client import connect
 
 from engine import Action, Game
 from tests.support import http
+
+
+@contextlib.contextmanager
+def strict_page(browser: Browser, *, init_script: str | None = None, **options: Any) -> Iterator[Page]:
+    """A page in a context of its own (``options`` as ``Browser.new_context`` takes them,
+    ``init_script`` run before each page's own scripts) that fails the test on any uncaught
+    script error; the context is closed either way."""
+    context = browser.new_context(**options)
+    if init_script is not None:
+        context.add_init_script(init_script)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        yield page
+    finally:
+        context.close()
+    assert not errors, f"script errors in the page: {errors}"
+
 
 EXPECT_TIMEOUT_MS = 15_000  # how long an expect() waits (conftest sets it)
 RANK_WORDS = {"A": "ace", "T": "10", "J": "jack", "Q": "queen", "K": "king"}

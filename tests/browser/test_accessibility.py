@@ -18,7 +18,7 @@ import pytest
 from playwright.sync_api import Browser, Page, ViewportSize, expect
 
 from tests.browser.conftest import PHONE
-from tests.browser.helpers import board, open_code, wait_attribute
+from tests.browser.helpers import board, open_code, strict_page, wait_attribute
 
 pytestmark = pytest.mark.browser
 
@@ -41,16 +41,16 @@ LOCALES = {"en": "en-GB", "hu": "hu-HU", "ro": "ro-RO"}
 def checked(request: pytest.FixtureRequest, browser: Browser) -> Iterator[tuple[Page, str]]:
     lang, size = request.param
     phone = size == "phone"
-    context = browser.new_context(
-        viewport=SIZES[size], locale=LOCALES[lang], is_mobile=phone, has_touch=phone, reduced_motion="reduce"
-    )
-    context.add_init_script(path=str(AXE))
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield page, lang
-    context.close()
-    assert not errors, errors
+    with strict_page(
+        browser,
+        init_script=AXE.read_text(),
+        viewport=SIZES[size],
+        locale=LOCALES[lang],
+        is_mobile=phone,
+        has_touch=phone,
+        reduced_motion="reduce",
+    ) as page:
+        yield page, lang
 
 
 def findings(page: Page, where: str) -> list[str]:

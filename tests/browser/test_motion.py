@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.conftest import DESKTOP, PHONE
-from tests.browser.helpers import act_all, at, box, open_code, seq, wait_seq
+from tests.browser.helpers import act_all, at, box, open_code, seq, strict_page, wait_seq
 from tests.browser.search import hh_winning_deal, seahaven_scenario
 
 pytestmark = pytest.mark.browser
@@ -40,26 +41,22 @@ Element.prototype.animate = function (frames, options) {
 """
 
 
-def new_page(browser: Browser, *, phone: bool = False, reduced: bool = False) -> tuple[Page, Any]:
-    context = browser.new_context(
+def new_page(browser: Browser, *, phone: bool = False, reduced: bool = False) -> AbstractContextManager[Page]:
+    """A strict page that records every animation, at a phone's size or a desktop's."""
+    return strict_page(
+        browser,
+        init_script=RECORD_ANIMATIONS,
         viewport=PHONE if phone else DESKTOP,
         is_mobile=phone,
         has_touch=phone,
         reduced_motion="reduce" if reduced else "no-preference",
     )
-    context.add_init_script(RECORD_ANIMATIONS)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    return page, (context, errors)
 
 
 @pytest.fixture
 def moving(browser: Browser) -> Iterator[Page]:
-    page, (context, errors) = new_page(browser)
-    yield page
-    context.close()
-    assert not errors, errors
+    with new_page(browser) as page:
+        yield page
 
 
 def animations(page: Page) -> list[dict[str, Any]]:
@@ -148,8 +145,7 @@ def test_a_win_is_celebrated(moving: Page, site: str) -> None:
 
 
 def test_reduced_motion_turns_it_all_off(browser: Browser, site: str) -> None:
-    page, (context, errors) = new_page(browser, reduced=True)
-    try:
+    with new_page(browser, reduced=True) as page:
         s = seahaven_scenario()
         open_code(page, site, s.code)
         src, dst, count = s.group.args
@@ -159,16 +155,12 @@ def test_reduced_motion_turns_it_all_off(browser: Browser, site: str) -> None:
         act(page, {"type": "tap", "at": s.tap_at})
         assert animations(page) == []
         assert page.locator(".motion-layer .flying").count() == 0
-    finally:
-        context.close()
-    assert not errors, errors
 
 
 def test_no_long_task_during_moves_on_a_phone(browser: Browser, site: str) -> None:
     """The board is redrawn and its motion started within one short task: no long task (the
     Performance API's longtask entries are the tasks over 50 ms) while moves are played."""
-    page, (context, errors) = new_page(browser, phone=True)
-    try:
+    with new_page(browser, phone=True) as page:
         s = seahaven_scenario()
         open_code(page, site, s.code)
         wait_seq(page, 0)
@@ -199,9 +191,6 @@ def test_no_long_task_during_moves_on_a_phone(browser: Browser, site: str) -> No
         )
         assert len(draws) == 6 and max(draws) < 50, draws
         print(f"draw and start of motion per move on a phone: {[round(d, 1) for d in draws]} ms")
-    finally:
-        context.close()
-    assert not errors, errors
 
 
 def test_a_redeal_sends_the_waste_back_to_the_stock(moving: Page, site: str) -> None:

@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.conftest import DESKTOP, PHONE
-from tests.browser.helpers import act_all, box, open_code, play_hh_action
+from tests.browser.helpers import act_all, box, open_code, play_hh_action, strict_page
 from tests.browser.search import hh_winning_deal
 
 pytestmark = pytest.mark.browser
@@ -19,13 +19,8 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture
 def moving(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport=DESKTOP, reduced_motion="no-preference")
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield page
-    context.close()
-    assert not errors, errors
+    with strict_page(browser, viewport=DESKTOP, reduced_motion="no-preference") as page:
+        yield page
 
 
 def test_the_empty_table_invites_a_game_and_offers_no_dead_control(page: Page, site: str) -> None:
