@@ -1,9 +1,9 @@
 """How the client's files are served (server/edge/static.py): gzipped when the browser takes it,
 under build-named URLs cached as immutable while the page and the service worker are revalidated,
 and a modulepreload in the page for every module the first screen imports, so that they load side
-by side; the pages main.js imports dynamically (competition, home) load only after the first
-screen is ready, or when the address asks for one of them. The module graph is found here from
-the files' own imports, not from the server's list."""
+by side; what main.js imports dynamically (the competition and home pages, the solution's dialog)
+loads only after the first screen is ready, or when asked for. The module graph is found here
+from the files' own imports, not from the server's list."""
 
 from __future__ import annotations
 
@@ -28,8 +28,10 @@ pytestmark = pytest.mark.browser
 STATIC = Path(__file__).resolve().parents[2] / "server" / "static"
 IMPORTS = re.compile(r"""(?:from|import)\s*\(?\s*["']\./([\w-]+\.js)["']""")
 STATIC_IMPORTS = re.compile(r"""(?:from|import)\s*["']\./([\w-]+\.js)["']""")
-# The pages main.js loads after the first screen, and the modules only they import.
+# The pages main.js loads after the first screen, the modules only they import, and the
+# solution's dialog (loaded when first asked for, or with the replay page that imports it too).
 LATER = {
+    "js/solution.js",
     "js/competition.js",
     "js/dailycontext.js",
     "js/leaderboard.js",
@@ -112,7 +114,7 @@ def test_the_first_screens_modules_are_preloaded_and_the_pages_named(site: str) 
     assert modules - eager == LATER
     assert sorted(preloads) == sorted(prefix + name for name in eager)
     # Each page's modules, itself first, that the first screen did not load.
-    assert list(later) == [f"{prefix}js/competition.js", f"{prefix}js/home.js"]
+    assert list(later) == [f"{prefix}js/{name}" for name in ("competition.js", "home.js", "solution.js")]
     for root, names in later.items():
         assert names[0] == root
         page = root.removeprefix(f"{prefix}js/")

@@ -12,7 +12,6 @@ import { PlayView } from "./play.js";
 import { linkTo, parseHash, replaceHash } from "./router.js";
 import { GameSession } from "./session.js";
 import { Settings } from "./settings.js";
-import { SolutionDialog } from "./solution.js";
 import { sounds } from "./sound.js";
 import { hideToast, showConnection, toast } from "./ui.js";
 import { installAppearance } from "./appearance.js";
@@ -48,7 +47,7 @@ class App {
     this.dailies = new Dailies(); // today's dailies: the new game dialog offers them
     this.endDialog = new EndDialog({ onChoice: (choice, gameId) => this.onEndChoice(choice, gameId) });
     this.dialogsGame = null; // the game the open dialogs belong to
-    this.solution = new SolutionDialog();
+    this.solution = null; // the "Show a solution" dialog, loaded when first asked for (solution.js)
     this.play = new PlayView({
       session: this.session,
       settings: this.settings,
@@ -308,8 +307,18 @@ class App {
     for (const tab of document.querySelectorAll("[data-help]")) tab.setAttribute("aria-pressed", String(tab.dataset.help === name));
   }
 
-  showSolution(info) {
-    if (info) this.solution.show(info);
+  async showSolution(info) {
+    if (!info) return;
+    if (!this.solution) {
+      try {
+        const { SolutionDialog } = await import("./solution.js");
+        this.solution ||= new SolutionDialog();
+      } catch (error) {
+        toast(errorText(error), { kind: "error" }); // offline, and its file not kept
+        return;
+      }
+    }
+    this.solution.show(info);
   }
 
   openShare() {
