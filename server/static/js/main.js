@@ -143,7 +143,8 @@ class App {
   }
 
   async onFatal(detail) {
-    await Promise.all(PAGES.map((page) => this.loadPage(page).catch(() => null))); // the account's hook
+    // An ended session is the account's to answer (home.js): it may not be loaded yet.
+    if (detail.code !== "bad_token") await this.loadPage(HOME).catch(() => null);
     if (this.extensions.some((ext) => ext.fatal && ext.fatal(detail))) return; // an ended session
     if (detail.code === "bad_token") {
       // The server does not know this token (a new database?): become a new guest.
