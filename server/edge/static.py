@@ -5,12 +5,12 @@ The client's own files (the page's scripts, styles and catalogs) are read once a
 (``a/<build>/…`` URLs, cached for a year as immutable), the page links every module that
 ``js/main.js`` imports statically as a ``modulepreload`` (fetched in parallel instead of one
 import after another), and ``index.html`` and ``sw.js`` are written for that build and
-revalidated on every visit (``no-cache``). The pages main.js imports dynamically (``import()``:
-the competition and home pages) are not preloaded: the page names their modules in a JSON map
-(``<script type="application/json" id="later-modules">``, each dynamic import's modules that
-the first screen does not load) for the client to preload when it loads one. The service
-worker keeps them all. A module's relative imports, static or dynamic, resolve under its own
-build, so the files themselves are served unchanged.
+revalidated on every visit (``no-cache``). What main.js imports dynamically (``import()``: the
+competition and home pages, the solution's dialog) is not preloaded: the page names those
+modules in a JSON map (``<script type="application/json" id="later-modules">``, each dynamic
+import's modules that the first screen does not load) for the client to preload when it loads
+one. The service worker keeps them all. A module's relative imports, static or dynamic,
+resolve under its own build, so the files themselves are served unchanged.
 """
 
 from __future__ import annotations
