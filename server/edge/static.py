@@ -2,11 +2,15 @@
 
 The client's own files (the page's scripts, styles and catalogs) are read once at start into a
 :class:`ClientBundle`: each is gzipped then, the bundle's content names a build
-(``a/<build>/…`` URLs, cached for a year as immutable), the page links every module of the
-graph from ``js/main.js`` as a ``modulepreload`` (fetched in parallel instead of one import
-after another), and ``index.html`` and ``sw.js`` are written for that build and revalidated on
-every visit (``no-cache``). A module's relative imports resolve under its own build, so the
-files themselves are served unchanged.
+(``a/<build>/…`` URLs, cached for a year as immutable), the page links every module that
+``js/main.js`` imports statically as a ``modulepreload`` (fetched in parallel instead of one
+import after another), and ``index.html`` and ``sw.js`` are written for that build and
+revalidated on every visit (``no-cache``). What main.js imports dynamically (``import()``: the
+competition and home pages, the solution's dialog) is not preloaded: the page names those
+modules in a JSON map (``<script type="application/json" id="later-modules">``, each dynamic
+import's modules that the first screen does not load) for the client to preload when it loads
+one. The service worker keeps them all. A module's relative imports, static or dynamic,
+resolve under its own build, so the files themselves are served unchanged.
 """
 
 from __future__ import annotations
@@ -39,6 +43,10 @@ IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "no-cache"
 # A module's imports of its neighbours: `from "./x.js"`, `import "./x.js"`, `import("./x.js")`.
 IMPORT = re.compile(r"""(?:\bfrom|\bimport)\s*\(?\s*["'](\.\.?/[^"']+\.js)["']""")
+# Only the static ones: `from "./x.js"`, `import "./x.js"` (not `import("./x.js")`).
+STATIC_IMPORT = re.compile(r"""(?:\bfrom|\bimport)\s*["'](\.\.?/[^"']+\.js)["']""")
+# The dynamic ones alone: `import("./x.js")`.
+DYNAMIC_IMPORT = re.compile(r"""\bimport\s*\(\s*["'](\.\.?/[^"']+\.js)["']""")
 TEXT_TYPES = {
     ".js": "text/javascript; charset=utf-8",
     ".json": "application/json",
@@ -77,8 +85,10 @@ def media_type(name: str) -> str:
     return TEXT_TYPES.get(suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream"
 
 
-def module_graph(files: dict[str, bytes], entry: str = ENTRY) -> list[str]:
-    """Every module reachable from ``entry`` by its imports (static and dynamic), entry first."""
+def module_graph(files: dict[str, bytes], entry: str = ENTRY, *, dynamic: bool = True) -> list[str]:
+    """Every module reachable from ``entry`` by its imports (static and, unless told not to,
+    dynamic ones), entry first."""
+    pattern = IMPORT if dynamic else STATIC_IMPORT
     seen: list[str] = []
     todo = [entry]
     while todo:
@@ -86,9 +96,24 @@ def module_graph(files: dict[str, bytes], entry: str = ENTRY) -> list[str]:
         if name in seen or name not in files:
             continue
         seen.append(name)
-        base = Path(name).parent.as_posix()
-        todo += [_normal(f"{base}/{spec}") for spec in IMPORT.findall(files[name].decode("utf-8"))]
+        todo += [_neighbour(name, spec) for spec in pattern.findall(files[name].decode("utf-8"))]
     return seen
+
+
+def later_modules(files: dict[str, bytes], eager: list[str]) -> dict[str, list[str]]:
+    """For each module the eager ones import dynamically: its own graph less the eager
+    modules, itself first (what loading it fetches that the first screen did not)."""
+    later: dict[str, list[str]] = {}
+    for name in eager:
+        for spec in DYNAMIC_IMPORT.findall(files[name].decode("utf-8")):
+            target = _neighbour(name, spec)
+            if target in files and target not in eager and target not in later:
+                later[target] = [m for m in module_graph(files, target) if m not in eager]
+    return later
+
+
+def _neighbour(name: str, spec: str) -> str:
+    return _normal(f"{Path(name).parent.as_posix()}/{spec}")
 
 
 def _normal(path: str) -> str:
@@ -116,7 +141,8 @@ class ClientBundle:
             whole.update(name.encode() + b"\0" + hashlib.sha256(body).digest())
         self.build = whole.hexdigest()[:12]
         self.prefix = f"a/{self.build}/"
-        self.modules = module_graph(self.files)
+        self.modules = module_graph(self.files, dynamic=False)  # the first screen's
+        self.later = later_modules(self.files, self.modules)  # the pages loaded when needed
         self.assets = {name: Asset.of(body, media_type(name)) for name, body in self.files.items()}
         self.index = Asset.of(
             self.page((directory / "index.html").read_text("utf-8")), "text/html; charset=utf-8"
@@ -129,9 +155,14 @@ class ClientBundle:
         return self.prefix + name
 
     def page(self, html: str) -> bytes:
-        """index.html for this build: its stylesheet and entry module under the build's URL, and
-        a modulepreload for every module of the graph."""
+        """index.html for this build: its stylesheet and entry module under the build's URL, a
+        modulepreload for every module the entry imports statically, and the map of the
+        modules each of its dynamic imports loads besides (their build URLs)."""
         preloads = "".join(f'  <link rel="modulepreload" href="{self.url(m)}">\n' for m in self.modules)
+        later = {self.url(root): [self.url(m) for m in graph] for root, graph in self.later.items()}
+        # "<" is written escaped in JSON so that no text of it ends the script element.
+        data = json.dumps(later, separators=(",", ":")).replace("<", "\\u003c")
+        preloads += f'  <script type="application/json" id="later-modules">{data}</script>\n'
         html = html.replace(
             '<link rel="stylesheet" href="app.css">', f'<link rel="stylesheet" href="{self.url("app.css")}">'
         )

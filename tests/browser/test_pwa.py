@@ -77,6 +77,10 @@ def test_a_second_visit_opens_from_the_cache_offline(context: BrowserContext, pa
         page.reload()
         expect(page.locator("#btn-help")).to_have_text("Help", use_inner_text=True)  # the page, its catalog
         expect(page.locator("#conn")).not_to_have_text("Online")  # but play needs the server
+        # The pages loaded after the first screen are kept too: a leaderboard's page opens.
+        page.evaluate("location.hash = 'leaderboards'")
+        expect(page.locator("#boards-title")).to_have_text("Leaderboards")
+        expect(page.locator("#view-boards")).to_be_visible()
     finally:
         context.set_offline(False)
     expect(page.locator("#conn")).to_have_text("Online")

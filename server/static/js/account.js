@@ -33,7 +33,7 @@ export class Account {
     this.me = null; // GET /api/accounts/me for the current token
     this.switching = false; // a switch of player is under way: its SESSION_ENDED is expected
     this.listeners = new Set();
-    app.net.addEventListener("ready", () => this.load());
+    app.net.onReady(() => this.load()); // at once when loaded after the handshake
   }
 
   onChange(listener) {

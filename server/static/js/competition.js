@@ -1,9 +1,12 @@
-// Competing: today's dailies, the leaderboards, races, and the rank on the win screen.
-// Everything here speaks the public API: GET /api/daily, /api/leaderboards/…, and the
-// WebSocket's subscribe_leaderboard and race_* requests.
+// Competing: the leaderboards, races, a daily's line above the board and the rank on the win
+// screen. Everything here speaks the public API: GET /api/leaderboards/…, and the WebSocket's
+// subscribe_leaderboard and race_* requests. Today's dailies (GET /api/daily) are main.js's
+// (app.dailies): the new game dialog offers them on the first screen.
+//
+// main.js loads this module after the first screen (or when a fragment asks for one of its
+// pages): what it installs catches up with a connection and a game that are there already.
 
 import { DailyContext } from "./dailycontext.js";
-import { Dailies } from "./dailies.js";
 import { t } from "./i18n.js";
 import { api } from "./identity.js";
 import { heldForReview, LeaderboardPage } from "./leaderboard.js";
@@ -30,13 +33,10 @@ export async function rankText(app, info) {
 }
 
 export function install(app) {
-  const dailies = new Dailies();
+  const dailies = app.dailies;
   const boards = new LeaderboardPage(app, dailies);
   const races = new RacePages(app, dailies);
   app.extensions.push(boards, races);
-  app.play.rankFor = (info) => rankText(app, info);
-  dailies.addEventListener("change", () => app.newGame.sync());
-  dailies.load().catch(() => {});
   app.races = races;
   app.dailyContext = new DailyContext(app, dailies);
   return app;

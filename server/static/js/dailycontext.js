@@ -21,7 +21,7 @@ export class DailyContext {
     this.stats = null;
     this.timer = null;
     this.gameId = null;
-    app.session.addEventListener("state", (ev) => this.onState(ev.detail));
+    app.session.onState((detail) => this.onState(detail)); // a daily on screen already: its line now
     app.net.addEventListener("push", (ev) => this.onPush(ev.detail));
     dailies.addEventListener("change", () => this.paint());
     i18nEvents.addEventListener("change", () => this.paint());

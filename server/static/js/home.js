@@ -1,6 +1,7 @@
 // The player's home: the account (sign up, log in, log out), the profile page with statistics
 // and history, the replay viewer and ghost races. Installed by main.js like the competition
-// pages: each page is an extension that answers its own fragments (#profile, #replay=…).
+// pages (after the first screen, or when a fragment asks for one of them): each page is an
+// extension that answers its own fragments (#profile, #replay=…).
 
 import { Account } from "./account.js";
 import { ProfilePage } from "./profile.js";

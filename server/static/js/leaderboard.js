@@ -77,7 +77,7 @@ export class LeaderboardPage {
     this.subscribed = null;
     this.refreshTimer = null;
     this.build();
-    app.net.addEventListener("ready", () => this.resubscribe());
+    app.net.onReady(() => this.resubscribe());
     app.net.addEventListener("push", (ev) => this.onPush(ev.detail));
     dailies.addEventListener("change", () => {
       this.renderTabs();

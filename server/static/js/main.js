@@ -1,7 +1,7 @@
 // Boot: identity, connection, the game session and the views, driven by the address's fragment.
 
 import { early } from "./connect.js";
-import { boardOf, gameName } from "./dailies.js";
+import { boardOf, Dailies, gameName } from "./dailies.js";
 import { confirmGiveUp, EndDialog, NewGameDialog, SettingsDialog, ShareDialog } from "./dialogs.js";
 import { i18nEvents, initI18n, t } from "./i18n.js";
 import { createPlayer, rememberName, rename } from "./identity.js";
@@ -12,12 +12,20 @@ import { PlayView } from "./play.js";
 import { linkTo, parseHash, replaceHash } from "./router.js";
 import { GameSession } from "./session.js";
 import { Settings } from "./settings.js";
-import { SolutionDialog } from "./solution.js";
 import { sounds } from "./sound.js";
 import { hideToast, showConnection, toast } from "./ui.js";
 import { installAppearance } from "./appearance.js";
 
 const LAST_GAME = "solitaire.lastGame";
+// The pages that are not the first screen's, each a module whose install(app) adds its
+// extensions: loaded once the first screen is ready (when the page is idle), or at once when
+// the address asks for one of their views. The page's #later-modules (server/edge/static.py)
+// names the modules each one loads, so they are fetched side by side, not one import after another.
+const COMPETITION = { url: new URL("./competition.js", import.meta.url).href, load: () => import("./competition.js"), views: ["leaderboards", "board", "races", "race"] };
+const HOME = { url: new URL("./home.js", import.meta.url).href, load: () => import("./home.js"), views: ["profile", "replay"] };
+const PAGES = [COMPETITION, HOME];
+const IDLE_WITHIN_MS = 2000; // the first screen ready: its pages load when the page is idle, or after this
+const READY_WITHIN_MS = 8000; // a connection not ready by then (offline): the pages load all the same
 // The dialogs about the game on screen (closed when another game is shown).
 const GAME_DIALOGS = ["dlg-end", "dlg-confirm", "dlg-share", "dlg-solution", "dlg-new"];
 
@@ -34,15 +42,17 @@ class App {
     this.settings = new Settings();
     this.net = net || new Net({ url: socketUrl(), token: player.token });
     this.session = new GameSession(this.net);
-    this.extensions = []; // competition pages register here (see competition.js)
+    this.extensions = []; // the competition and home pages register here (see PAGES)
+    this.pages = new Map(); // PAGES entry -> the promise of its installed module
+    this.dailies = new Dailies(); // today's dailies: the new game dialog offers them
     this.endDialog = new EndDialog({ onChoice: (choice, gameId) => this.onEndChoice(choice, gameId) });
     this.dialogsGame = null; // the game the open dialogs belong to
-    this.solution = new SolutionDialog();
+    this.solution = null; // the "Show a solution" dialog, loaded when first asked for (solution.js)
     this.play = new PlayView({
       session: this.session,
       settings: this.settings,
       endDialog: this.endDialog,
-      rankFor: null,
+      rankFor: (info) => this.loadPage(COMPETITION).then((competition) => competition.rankText(this, info)),
       onSolution: (info) => this.showSolution(info),
       onGiveUp: () => this.giveUp(),
       onNewGame: () => this.newGame.show({ game: this.play.kind }),
@@ -64,6 +74,32 @@ class App {
       onRename: (name) => this.rename(name),
     });
     this.wire();
+    this.dailies.addEventListener("change", () => this.newGame.sync());
+    this.dailies.load().catch(() => {});
+  }
+
+  /** The page's module, loaded and installed once (asked again after a failure: offline). */
+  loadPage(page, priority = "auto") {
+    let loading = this.pages.get(page);
+    if (!loading) {
+      preloadModules(page.url, priority);
+      loading = page.load().then((module) => {
+        module.install(this);
+        return module;
+      });
+      loading.catch(() => this.pages.delete(page));
+      this.pages.set(page, loading);
+    }
+    return loading;
+  }
+
+  /** Every page, after the first screen: when the page is idle, at a low priority. */
+  loadPagesLater() {
+    const load = () => {
+      for (const page of PAGES) this.loadPage(page, "low").catch(() => {});
+    };
+    if ("requestIdleCallback" in window) requestIdleCallback(load, { timeout: IDLE_WITHIN_MS });
+    else setTimeout(load, 0);
   }
 
   wire() {
@@ -88,7 +124,10 @@ class App {
 
   run() {
     this.net.start();
-    this.route();
+    const shown = this.route();
+    // The first screen is ready once it is shown and connected: only then do the other pages load.
+    const connected = Promise.race([this.net.whenReady(), new Promise((resolve) => setTimeout(resolve, READY_WITHIN_MS))]);
+    Promise.all([shown, connected]).then(() => this.loadPagesLater());
   }
 
   onConnection(state) {
@@ -104,6 +143,8 @@ class App {
   }
 
   async onFatal(detail) {
+    // An ended session is the account's to answer (home.js): it may not be loaded yet.
+    if (detail.code !== "bad_token") await this.loadPage(HOME).catch(() => null);
     if (this.extensions.some((ext) => ext.fatal && ext.fatal(detail))) return; // an ended session
     if (detail.code === "bad_token") {
       // The server does not know this token (a new database?): become a new guest.
@@ -118,7 +159,13 @@ class App {
   async route() {
     hideToast(); // a message belongs to the page it was shown on
     closeDialogs(); // and so does a dialog: none outlives the page it was opened on
+    const hash = location.hash;
     const { view, value } = parseHash();
+    const page = PAGES.find((p) => p.views.includes(view));
+    if (page) {
+      await this.loadPage(page).catch(() => null); // offline without its files: the game instead
+      if (location.hash !== hash) return; // another address meanwhile: its own route() shows it
+    }
     for (const ext of this.extensions) {
       const shown = ext.route ? ext.route(view, value) : null;
       if (shown) {
@@ -261,8 +308,18 @@ class App {
     for (const tab of document.querySelectorAll("[data-help]")) tab.setAttribute("aria-pressed", String(tab.dataset.help === name));
   }
 
-  showSolution(info) {
-    if (info) this.solution.show(info);
+  async showSolution(info) {
+    if (!info) return;
+    if (!this.solution) {
+      try {
+        const { SolutionDialog } = await import("./solution.js");
+        this.solution ||= new SolutionDialog();
+      } catch (error) {
+        toast(errorText(error), { kind: "error" }); // offline, and its file not kept
+        return;
+      }
+    }
+    this.solution.show(info);
   }
 
   openShare() {
@@ -294,6 +351,8 @@ class App {
   }
 
   dailyFor(key) {
+    const today = this.dailies.dailyFor(key);
+    if (today) return today;
     for (const ext of this.extensions) {
       const daily = ext.dailyFor && ext.dailyFor(key);
       if (daily) return daily;
@@ -319,20 +378,34 @@ class App {
   }
 }
 
+/** Preload the modules a page's module loads besides the first screen's (the page's
+ * #later-modules map, by the module's URL): fetched side by side, evaluated on import. */
+function preloadModules(url, priority) {
+  const data = document.getElementById("later-modules");
+  if (!data) return;
+  const map = JSON.parse(data.textContent);
+  const key = Object.keys(map).find((name) => new URL(name, document.baseURI).href === url);
+  for (const name of key ? map[key] : []) {
+    const href = new URL(name, document.baseURI).href;
+    if ([...document.querySelectorAll('link[rel="modulepreload"]')].some((link) => link.href === href)) continue;
+    const link = document.createElement("link");
+    link.rel = "modulepreload";
+    link.href = href;
+    link.fetchPriority = priority;
+    document.head.append(link);
+  }
+}
+
 async function boot() {
-  // The catalog, the player (a first visit asks the server for one) and the competition and
-  // home pages' modules are fetched side by side: each is a round trip on a slow network.
-  // The player and its connection come from connect.js, which the page ran first: what the
-  // connection says meanwhile is told at app.run().
-  const pages = Promise.all([import("./competition.js"), import("./home.js")].map((p) => p.catch(() => null)));
+  // The catalog and the player (a first visit asks the server for one) are fetched side by
+  // side: each is a round trip on a slow network. The player and its connection come from
+  // connect.js, which the page ran first: what the connection says meanwhile is told at
+  // app.run(). The competition and home pages load after the first screen (App.loadPage).
   await initI18n();
   showConnection("connecting");
   const { player, net } = await early;
   const app = new App(player, net);
   window.solitaire = app; // for the curious (and for debugging); the UI never needs it
-  const [competition, home] = await pages;
-  if (competition) competition.install(app);
-  if (home) home.install(app);
   app.run();
   registerServiceWorker();
 }

@@ -3,6 +3,8 @@
 // Events (EventTarget):
 //   "status"  detail {state: "connecting" | "online" | "offline", attempt}
 //   "ready"   detail {player, hello, again}   after every successful auth
+//             (onReady(cb) also tells a listener that comes later that the connection is
+//             ready now: readyInfo is that detail while it is, null otherwise)
 //   "push"    detail message                  anything without an id we asked for
 //   "fatal"   detail {code, message}          a close we must not retry (FATAL_CLOSES)
 //
@@ -30,6 +32,7 @@ export class Net extends EventTarget {
     this.token = token;
     this.ws = null;
     this.ready = false;
+    this.readyInfo = null; // the last "ready" event's detail, while the connection is ready and told so
     this.state = "connecting";
     this.attempt = 0;
     this.nextId = 1;
@@ -80,6 +83,18 @@ export class Net extends EventTarget {
     const event = new CustomEvent(type, { detail });
     if (this.holding) this.held.push(event);
     else this.dispatchEvent(event);
+  }
+
+  dispatchEvent(event) {
+    if (event.type === "ready") this.readyInfo = this.ready ? event.detail : null; // told now: a late listener catches up
+    return super.dispatchEvent(event);
+  }
+
+  /** `callback(detail)` on every "ready" from now on, and at once when the connection is ready
+   * already (a module loaded after the handshake behaves as one loaded before it). */
+  onReady(callback) {
+    this.addEventListener("ready", (ev) => callback(ev.detail));
+    if (this.readyInfo) callback(this.readyInfo);
   }
 
   /** Close and reconnect at once (for example after a rename or a new token). */
@@ -155,6 +170,7 @@ export class Net extends EventTarget {
     if (ws !== this.ws) return;
     this.ws = null;
     this.ready = false;
+    this.readyInfo = null;
     this.stopPings();
     this.failPending();
     if (FATAL_CLOSES.has(ev.code)) {
@@ -193,6 +209,7 @@ export class Net extends EventTarget {
     if (!ws) return;
     this.ws = null;
     this.ready = false;
+    this.readyInfo = null;
     this.stopPings();
     this.failPending();
     try {

@@ -69,9 +69,9 @@ export class RacePages {
     this.buildLobby();
     this.detail = el("div", { id: "race-detail" });
     this.section.append(this.detail);
-    app.net.addEventListener("ready", () => this.refollow());
+    app.net.onReady(() => this.refollow());
     app.net.addEventListener("push", (ev) => this.onPush(ev.detail));
-    app.session.addEventListener("state", (ev) => this.onGameState(ev.detail.info));
+    app.session.onState((detail) => this.onGameState(detail.info)); // a race game on screen already: its strip
     i18nEvents.addEventListener("change", () => {
       this.render();
       this.renderStrip();

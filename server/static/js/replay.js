@@ -276,14 +276,14 @@ export class GhostRaces {
     this.dialog = el("dialog", { id: "dlg-ghost", class: "dialog", "aria-labelledby": "dlg-ghost-title" });
     document.body.append(this.dialog);
     app.net.addEventListener("push", (ev) => this.onPush(ev.detail));
-    app.net.addEventListener("ready", ({ detail }) => {
+    app.net.onReady((detail) => {
       if (detail.again && this.run && !this.run.done) this.refollow(this.run);
     });
-    app.session.addEventListener("state", () => this.render());
     // A finished game on screen can be watched again: a link beside Share and the solution.
     this.watchAgain = el("a", { class: "btn", id: "btn-watch-again", hidden: true }, t("home.replay"));
     document.querySelector("#infobar .actions").append(this.watchAgain);
-    app.session.addEventListener("state", ({ detail }) => {
+    app.session.onState((detail) => {
+      this.render();
       const { info, state } = detail;
       const done = Boolean(info && (info.finished_at || info.result || FINAL.has(state.status)));
       this.watchAgain.hidden = !done;

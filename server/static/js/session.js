@@ -5,6 +5,8 @@
 // duplicate with the same result and never applies it twice (docs/protocol.md, Acting).
 //
 // Events: "state" {state, info, role, cause}, "outcome" {action, outcome}, "refused" {error, action}.
+// onState(cb) listens to "state" and tells a listener that comes later the game on screen now
+// (as cause "open": the game as it is when it opens).
 
 import { RequestError } from "./net.js";
 
@@ -23,6 +25,12 @@ export class GameSession extends EventTarget {
 
   get gameId() {
     return this.info ? this.info.id : null;
+  }
+
+  /** `callback(detail)` on every "state" from now on, and at once for the game on screen. */
+  onState(callback) {
+    this.addEventListener("state", (ev) => callback(ev.detail));
+    if (this.state) callback({ state: this.state, info: this.info, role: this.role, cause: "open" });
   }
 
   get isOwner() {
