@@ -267,6 +267,7 @@ class DatabaseLock:
         self.shared = shared
         self._conn: AsyncConnection | None = None
         self._engine: AsyncEngine | None = None
+        self._owner = False  # this one took the lock (the process's other apps share it)
 
     async def acquire(self) -> None:
         if not self.url:
@@ -292,7 +293,7 @@ class DatabaseLock:
                 else "another server instance is using this database: without Redis one instance "
                 "serves a database; several instances all need --redis-url (see docs/operations.md)"
             )
-        self._conn, self._engine = conn, engine
+        self._conn, self._engine, self._owner = conn, engine, True
 
     async def keep(self, lost: Callable[[str], None], every_s: float = LOCK_CHECK_S) -> None:
         """Hold the lock through a database failover, until cancelled.
@@ -302,9 +303,11 @@ class DatabaseLock:
         connection is looked at every ``every_s``; once it is gone the lock is taken
         again on whatever the URL reaches now (a multi-host URL: the new primary).
         If another instance took it meanwhile, ``lost`` is told why and the
-        keeping ends: two instances would otherwise both own every game.
+        keeping ends: two instances would otherwise both own every game. While
+        the database is away the attempts go on, however many fail (a promotion
+        takes seconds).
         """
-        while self._conn is not None:
+        while self._owner:  # until released (or cancelled), however often taking it fails
             await asyncio.sleep(every_s)
             if await self._alive():
                 continue
@@ -346,4 +349,5 @@ class DatabaseLock:
             self._held[self.url] = users - 1
             return
         self._held.pop(self.url, None)
+        self._owner = False
         await self._drop()

@@ -33,7 +33,9 @@ def test_a_full_disk_is_refused_unavailable_and_recovers_by_itself(db: str, tmp_
 
 @pytest.mark.parametrize("db", DATABASES)
 def test_a_slow_fsync_slows_acknowledgements_and_loses_nothing(db: str, tmp_path: Path) -> None:
-    report = DiskFault(tmp_path, db, "slow", fsync_delay_ms=500).run()
+    # Held 5 s: a commit takes two fsyncs, about a second, so several fit inside the fault
+    # even on a busy machine (2 s held only one, and none when the machine was loaded).
+    report = DiskFault(tmp_path, db, "slow", fsync_delay_ms=500, during_s=5.0).run()
     print(report.as_json())
     assert report.refused == {} and report.refused_before == 0, report.refused
     assert report.latency_during_ms["p50"] >= 500, report.as_json()  # the delay was felt

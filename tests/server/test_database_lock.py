@@ -14,6 +14,7 @@ from sqlalchemy.engine import make_url
 
 from server.storage.db import ADVISORY_KEY, DatabaseLock
 from tests.conftest import fresh_pg_database
+from tests.pgproxy import commit_cutting_proxy
 
 DEADLINE_S = 15.0
 CHECK_S = 0.05
@@ -99,3 +100,32 @@ def test_the_lock_is_taken_again_when_its_connection_breaks() -> None:
 def test_an_instance_is_told_when_another_took_the_lock_meanwhile() -> None:
     with fresh_pg_database() as url:
         asyncio.run(told_when_taken(url))
+
+
+async def waits_out_an_outage(url: str) -> None:
+    """The database away for longer than a few checks (a failover's promotion takes seconds):
+    the keeping goes on trying, and takes the lock again once the database answers."""
+    with commit_cutting_proxy() as proxy:
+        through = url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}")
+        lock = DatabaseLock(through, shared=False)
+        await lock.acquire()
+        lost: list[str] = []
+        keeper = asyncio.create_task(lock.keep(lost.append, every_s=CHECK_S))
+        try:
+            proxy.down()
+            await asyncio.sleep(CHECK_S * 20)  # several failed attempts to take it again
+            assert await holder(url) is None and not keeper.done()
+            proxy.up()
+            deadline = time.monotonic() + DEADLINE_S
+            while await holder(url) is None:
+                assert time.monotonic() < deadline, "the lock was not taken again after the outage"
+                await asyncio.sleep(CHECK_S)
+            assert lost == [] and not keeper.done()
+        finally:
+            keeper.cancel()
+            await lock.release()
+
+
+def test_the_lock_is_taken_again_after_the_database_was_away_a_while() -> None:
+    with fresh_pg_database() as url:
+        asyncio.run(waits_out_an_outage(url))
