@@ -22,6 +22,7 @@ import os
 import statistics
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Browser, CDPSession, Page, sync_playwright
@@ -33,16 +34,7 @@ LATENCY_MS = 150
 BYTES_PER_S = 1_600_000 / 8
 READY_TIMEOUT_MS = 60_000
 PHONE = {"width": 390, "height": 844}
-NOTE_READY = """
-(() => {
-  const ready = () => document.querySelector('#conn[data-state="online"]') &&
-    (document.querySelector('#dlg-new[open]') || document.querySelector('#board[data-seq]'));
-  const look = () => {
-    if (window.__ready === undefined && ready()) window.__ready = performance.now();
-  };
-  new MutationObserver(look).observe(document, { subtree: true, childList: true, attributes: true });
-})();
-"""
+NOTE_READY = (Path(__file__).resolve().parent / "ready.js").read_text()  # also tests/browser/test_assets.py
 
 
 class Wire:

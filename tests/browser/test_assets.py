@@ -43,18 +43,8 @@ LATER = {
     "js/replay.js",
     "js/charts.js",
 }
-# When the page is ready, as bench/pageload.py sees it: connected, and the new game dialog open
-# or a board dealt (performance.now(), from the navigation's start).
-NOTE_READY = """
-(() => {
-  const ready = () => document.querySelector('#conn[data-state="online"]') &&
-    (document.querySelector('#dlg-new[open]') || document.querySelector('#board[data-seq]'));
-  const look = () => {
-    if (window.__ready === undefined && ready()) window.__ready = performance.now();
-  };
-  new MutationObserver(look).observe(document, { subtree: true, childList: true, attributes: true });
-})();
-"""
+# When the page is ready, as bench/pageload.py sees it (the same script).
+NOTE_READY = (Path(__file__).resolve().parents[2] / "bench" / "ready.js").read_text()
 FETCHED = """() => Object.fromEntries(performance.getEntriesByType('resource')
   .map(e => [new URL(e.name).pathname.slice(1), e.startTime])
   .filter(([p]) => p.endsWith('.js') && p !== 'sw.js'))"""
