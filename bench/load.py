@@ -377,10 +377,6 @@ class HeldCollector:
         gc.unfreeze()
 
 
-def held_collector() -> HeldCollector:
-    return HeldCollector()
-
-
 async def run_load(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]:
     tokens = create_players(base, min(args.clients, 200))
     stats = Stats()
@@ -399,7 +395,7 @@ async def run_load(args: argparse.Namespace, base: str, pid: int) -> dict[str, A
                 for i in range(args.clients)
             ]
             await go.wait()
-            collector = held_collector()  # the instrument's own pauses are not the server's latency
+            collector = HeldCollector()  # the instrument's own pauses are not the server's latency
             if (on_start := getattr(args, "on_start", None)) is not None:
                 on_start()  # a caller's hook at the start line (bench/floor.py starts its profiler)
             await asyncio.sleep(WARMUP_S)  # first actions: not measured

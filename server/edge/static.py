@@ -41,11 +41,9 @@ ENTRY = "js/main.js"
 EARLY = "js/connect.js"  # run first, async: the connection opens while the rest is evaluated
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "no-cache"
-# A module's imports of its neighbours: `from "./x.js"`, `import "./x.js"`, `import("./x.js")`.
-IMPORT = re.compile(r"""(?:\bfrom|\bimport)\s*\(?\s*["'](\.\.?/[^"']+\.js)["']""")
-# Only the static ones: `from "./x.js"`, `import "./x.js"` (not `import("./x.js")`).
+# A module's imports of its neighbours, static: `from "./x.js"`, `import "./x.js"`,
 STATIC_IMPORT = re.compile(r"""(?:\bfrom|\bimport)\s*["'](\.\.?/[^"']+\.js)["']""")
-# The dynamic ones alone: `import("./x.js")`.
+# and dynamic: `import("./x.js")`.
 DYNAMIC_IMPORT = re.compile(r"""\bimport\s*\(\s*["'](\.\.?/[^"']+\.js)["']""")
 TEXT_TYPES = {
     ".js": "text/javascript; charset=utf-8",
@@ -88,7 +86,7 @@ def media_type(name: str) -> str:
 def module_graph(files: dict[str, bytes], entry: str = ENTRY, *, dynamic: bool = True) -> list[str]:
     """Every module reachable from ``entry`` by its imports (static and, unless told not to,
     dynamic ones), entry first."""
-    pattern = IMPORT if dynamic else STATIC_IMPORT
+    patterns = (STATIC_IMPORT, DYNAMIC_IMPORT) if dynamic else (STATIC_IMPORT,)
     seen: list[str] = []
     todo = [entry]
     while todo:
@@ -96,7 +94,8 @@ def module_graph(files: dict[str, bytes], entry: str = ENTRY, *, dynamic: bool =
         if name in seen or name not in files:
             continue
         seen.append(name)
-        todo += [_neighbour(name, spec) for spec in pattern.findall(files[name].decode("utf-8"))]
+        text = files[name].decode("utf-8")
+        todo += [_neighbour(name, spec) for pattern in patterns for spec in pattern.findall(text)]
     return seen
 
 
