@@ -331,14 +331,14 @@ def create_app(settings: Settings | None = None, clock: Clock = wall_clock_ms) -
             await services.writer.close()
             await services.db.dispose()
 
-    policy = BrowserPolicy.from_settings(settings)
+    client = ClientFiles(directory=STATIC_DIR, generated=facts.generated()) if STATIC_DIR.is_dir() else None
+    policy = BrowserPolicy.from_settings(settings, client.bundle.inline_scripts if client else ())
     routes: list[BaseRoute] = [
         *features.routes,
         WebSocketRoute("/ws", admitted(ws.endpoint(services, features.handlers, policy))),
     ]
-    if STATIC_DIR.is_dir():
+    if client is not None:
         routes.append(facts.route())  # generated, before the files it sits among
-        client = ClientFiles(directory=STATIC_DIR, generated=facts.generated())
         routes.append(Mount("/", client, name="static"))
     middleware = [  # outermost first: a refused Host still gets the security headers
         Middleware(AdmitThenRun),  # an admitted WebSocket runs above the rest (server.edge.admission)

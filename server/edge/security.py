@@ -42,15 +42,17 @@ class BrowserPolicy:
     port: int  # the configured port; 0: the port each connection arrived on
     extra_origins: frozenset[str]
     extra_hosts: tuple[str, ...]
+    inline_scripts: tuple[str, ...] = ()  # CSP sources ('sha256-…') of the page's inline scripts
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> BrowserPolicy:
+    def from_settings(cls, settings: Settings, inline_scripts: tuple[str, ...] = ()) -> BrowserPolicy:
         return cls(
             public_origin=origin_of(settings.public_url) if settings.public_url else "",
             listen_host=bracketed(settings.host.lower()),
             port=settings.port,
             extra_origins=frozenset(settings.allowed_origins),
             extra_hosts=tuple(bracketed(host.lower()) for host in settings.allowed_hosts),
+            inline_scripts=inline_scripts,
         )
 
     def _default_names(self) -> list[str]:
@@ -93,7 +95,7 @@ class BrowserPolicy:
         return "; ".join(
             [
                 "default-src 'self'",
-                "script-src 'self'",
+                " ".join(["script-src 'self'", *self.inline_scripts]),
                 "style-src 'self'",
                 "img-src 'self' data:",
                 " ".join(["connect-src 'self'", *sockets]),

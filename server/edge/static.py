@@ -1,20 +1,25 @@
 """Files served as they are: the browser client at ``/``, the published schemas under ``/api/schema``.
 
 The client's own files (the page's scripts, styles and catalogs) are read once at start into a
-:class:`ClientBundle`: each is gzipped then, the bundle's content names a build
-(``a/<build>/…`` URLs, cached for a year as immutable), the page links every module that
-``js/main.js`` imports statically as a ``modulepreload`` (fetched in parallel instead of one
-import after another), and ``index.html`` and ``sw.js`` are written for that build and
-revalidated on every visit (``no-cache``). What main.js imports dynamically (``import()``: the
-competition and home pages, the solution's dialog) is not preloaded: the page names those
-modules in a JSON map (``<script type="application/json" id="later-modules">``, each dynamic
-import's modules that the first screen does not load) for the client to preload when it loads
-one. The service worker keeps them all. A module's relative imports, static or dynamic,
-resolve under its own build, so the files themselves are served unchanged.
+:class:`ClientBundle`: the modules of the first screen are joined into one
+(``js/first.js``, :mod:`server.edge.bundle`), each file is gzipped then, the bundle's content
+names a build (``a/<build>/…`` URLs, cached for a year as immutable), the page links the joined
+module and the early connection's modules as ``modulepreload`` (fetched side by side), and
+``index.html`` and ``sw.js`` are written for that build and revalidated on every visit
+(``no-cache``). The page's head carries one inline script (``inline/early.js``, allowed by its
+hash in the page's CSP): it opens the stored player's connection before any module has loaded.
+What the first screen imports dynamically (``import()``: the competition and home pages, the
+solution's dialog) is not preloaded: the page names those modules in a JSON map
+(``<script type="application/json" id="later-modules">``, each dynamic import's modules that
+the first screen does not load) for the client to preload when it loads one. The service
+worker keeps them all. A module's relative imports, static or dynamic, resolve under its own
+build, so the files are served as written, but for the later modules' imports of a joined one,
+which name the joined file instead.
 """
 
 from __future__ import annotations
 
+import base64
 import gzip
 import hashlib
 import json
@@ -30,15 +35,17 @@ from starlette.responses import Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
 
+from server.edge.bundle import join_first_screen
 from server.edge.envelope import error_response
 from server.edge.openapi import SCHEMA_DIR
 from server.errors import ProtocolError
-from wire import ErrorCode
+from wire import PROTOCOL_VERSION, ErrorCode
 
 PUBLISHED_SCHEMAS = ("asyncapi.json", "openapi.json")
 BUNDLED = ("app.css", "js/*.js", "i18n/*.json")  # the files under a build's URL
 ENTRY = "js/main.js"
 EARLY = "js/connect.js"  # run first, async: the connection opens while the rest is evaluated
+EARLY_INLINE = "inline/early.js"  # written into the page's head: the socket opens before any module
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "no-cache"
 # A module's imports of its neighbours, static: `from "./x.js"`, `import "./x.js"`,
@@ -78,20 +85,28 @@ class Asset:
         return cls(body, gzip.compress(body, 9, mtime=0), media_type, f'"{digest}"')
 
 
+def csp_hash(script: str) -> str:
+    """The CSP source that lets this inline script run (``'sha256-…'``)."""
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
+    return f"'sha256-{digest}'"
+
+
 def media_type(name: str) -> str:
     suffix = Path(name).suffix
     return TEXT_TYPES.get(suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream"
 
 
-def module_graph(files: dict[str, bytes], entry: str = ENTRY, *, dynamic: bool = True) -> list[str]:
+def module_graph(
+    files: dict[str, bytes], entry: str = ENTRY, *, dynamic: bool = True, loaded: frozenset[str] = frozenset()
+) -> list[str]:
     """Every module reachable from ``entry`` by its imports (static and, unless told not to,
-    dynamic ones), entry first."""
+    dynamic ones), entry first; not through the ``loaded`` ones, whose imports are loaded too."""
     patterns = (STATIC_IMPORT, DYNAMIC_IMPORT) if dynamic else (STATIC_IMPORT,)
     seen: list[str] = []
     todo = [entry]
     while todo:
         name = todo.pop(0)
-        if name in seen or name not in files:
+        if name in seen or name not in files or name in loaded:
             continue
         seen.append(name)
         text = files[name].decode("utf-8")
@@ -107,7 +122,7 @@ def later_modules(files: dict[str, bytes], eager: list[str]) -> dict[str, list[s
         for spec in DYNAMIC_IMPORT.findall(files[name].decode("utf-8")):
             target = _neighbour(name, spec)
             if target in files and target not in eager and target not in later:
-                later[target] = [m for m in module_graph(files, target) if m not in eager]
+                later[target] = module_graph(files, target, loaded=frozenset(eager))
     return later
 
 
@@ -130,19 +145,23 @@ class ClientBundle:
     """The client's files read and compressed once, under the build their content names."""
 
     def __init__(self, directory: Path, generated: dict[str, bytes]) -> None:
+        self.directory = directory
         files = {
             p.relative_to(directory).as_posix(): p.read_bytes() for g in BUNDLED for p in directory.glob(g)
         }
         files.update(generated)
-        self.files = dict(sorted(files.items()))
+        joined = join_first_screen(files, ENTRY, EARLY)
+        self.files, self.entry, self.members = joined.files, joined.entry, joined.members
         whole = hashlib.sha256()
         for name, body in self.files.items():
             whole.update(name.encode() + b"\0" + hashlib.sha256(body).digest())
         self.build = whole.hexdigest()[:12]
         self.prefix = f"a/{self.build}/"
-        self.modules = module_graph(self.files, dynamic=False)  # the first screen's
+        self.modules = module_graph(self.files, self.entry, dynamic=False)  # the first screen's
         self.later = later_modules(self.files, self.modules)  # the pages loaded when needed
         self.assets = {name: Asset.of(body, media_type(name)) for name, body in self.files.items()}
+        early = (directory / EARLY_INLINE).read_text("utf-8")
+        self.inline_scripts = (csp_hash(early),)  # the page's one inline script, for its CSP
         self.index = Asset.of(
             self.page((directory / "index.html").read_text("utf-8")), "text/html; charset=utf-8"
         )
@@ -162,6 +181,11 @@ class ClientBundle:
         # "<" is written escaped in JSON so that no text of it ends the script element.
         data = json.dumps(later, separators=(",", ":")).replace("<", "\\u003c")
         preloads += f'  <script type="application/json" id="later-modules">{data}</script>\n'
+        early = f'<script data-inline="{EARLY_INLINE}"></script>'
+        if early not in html:
+            raise ValueError("index.html has no place for the early socket's script")
+        text = (self.directory / EARLY_INLINE).read_text("utf-8")
+        html = html.replace(early, f'<script data-protocol="{PROTOCOL_VERSION}">{text}</script>')
         html = html.replace(
             '<link rel="stylesheet" href="app.css">', f'<link rel="stylesheet" href="{self.url("app.css")}">'
         )
@@ -173,7 +197,7 @@ class ClientBundle:
         if entry not in html:
             raise ValueError("index.html has no entry module to link")
         html = html.replace(
-            entry, preloads.lstrip() + f'  <script type="module" src="{self.url(ENTRY)}"></script>'
+            entry, preloads.lstrip() + f'  <script type="module" src="{self.url(self.entry)}"></script>'
         )
         return html.encode("utf-8")
 

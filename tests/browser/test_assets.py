@@ -22,6 +22,7 @@ from server.edge import facts
 from server.edge.static import ClientBundle
 from tests.browser.helpers import WsPlayer
 from tests.browser.search import hh_winning_deal
+from wire import PROTOCOL_VERSION
 
 pytestmark = pytest.mark.browser
 
@@ -45,6 +46,7 @@ LATER = {
 }
 # When the page is ready, as bench/pageload.py sees it (the same script).
 NOTE_READY = (Path(__file__).resolve().parents[2] / "bench" / "ready.js").read_text()
+BUILT = ClientBundle(STATIC, facts.generated())  # the files as the server builds them
 FETCHED = """() => Object.fromEntries(performance.getEntriesByType('resource')
   .map(e => [new URL(e.name).pathname.slice(1), e.startTime])
   .filter(([p]) => p.endsWith('.js') && p !== 'sw.js'))"""
@@ -90,7 +92,7 @@ def page_modules(site: str) -> tuple[str, list[str], str, dict[str, list[str]]]:
     (style,) = re.findall(r'<link rel="stylesheet" href="([^"]+)">', html)
     (entry,) = re.findall(r'<script type="module" src="([^"]+)">', html)
     (later,) = re.findall(r'<script type="application/json" id="later-modules">([^<]*)</script>', html)
-    prefix = entry.removesuffix("js/main.js")
+    prefix = entry.removesuffix("js/first.js")
     assert re.fullmatch(r"a/[0-9a-f]{12}/", prefix), entry
     return prefix, preloads, style, json.loads(later)
 
@@ -102,7 +104,10 @@ def test_the_first_screens_modules_are_preloaded_and_the_pages_named(site: str) 
     eager = imported_modules(dynamic=False)
     assert len(eager) > 20 and "js/facts.js" in eager and "js/dailies.js" in eager
     assert modules - eager == LATER
-    assert sorted(preloads) == sorted(prefix + name for name in eager)
+    # The first screen's modules joined in one file, beside the early connection's modules.
+    separate = imported_modules("connect.js", dynamic=False)
+    assert separate == {"js/connect.js", "js/identity.js", "js/net.js", "js/facts.js"}
+    assert sorted(preloads) == sorted(prefix + name for name in {"js/first.js", *separate})
     # Each page's modules, itself first, that the first screen did not load.
     assert list(later) == [f"{prefix}js/{name}" for name in ("competition.js", "home.js", "solution.js")]
     for root, names in later.items():
@@ -123,15 +128,18 @@ def test_build_files_are_gzipped_and_immutable(site: str) -> None:
         assert headers["vary"] == "Accept-Encoding"
         assert headers["cache-control"] == "public, max-age=31536000, immutable"
         name = url.removeprefix(prefix)
-        if name != "js/facts.js":
-            assert gzip.decompress(body) == (STATIC / name).read_bytes(), url
-            assert len(body) < len((STATIC / name).read_bytes()) or len(body) < 400, url
+        built = BUILT.files[name]
+        assert gzip.decompress(body) == built, url
+        assert len(body) < len(built) or len(body) < 400, url
+        if name in ("js/net.js", "app.css", "i18n/hu.json"):
+            assert built == (STATIC / name).read_bytes(), url  # served as written
     # Without gzip in Accept-Encoding: the file as it is.
-    status, headers, body = get(f"{site}/{prefix}js/main.js", gzipped=False)
+    status, headers, body = get(f"{site}/{prefix}js/net.js", gzipped=False)
     assert status == 200 and "content-encoding" not in headers
-    assert body == (STATIC / "js" / "main.js").read_bytes()
-    # Another build's URL is not an answer of this one.
-    assert get(f"{site}/a/000000000000/js/main.js")[0] == 404
+    assert body == (STATIC / "js" / "net.js").read_bytes()
+    # A joined module has no URL of its own under the build; another build's URL is not an answer.
+    assert get(f"{site}/{prefix}js/main.js")[0] == 404
+    assert get(f"{site}/a/000000000000/js/net.js")[0] == 404
 
 
 def test_the_page_and_the_worker_are_revalidated(site: str) -> None:
@@ -144,7 +152,8 @@ def test_the_page_and_the_worker_are_revalidated(site: str) -> None:
         assert again[0] == 304, url
     worker = gzip.decompress(get(f"{site}/sw.js")[2]).decode()
     assert f'const CACHE = "solitaire-client-{prefix.split("/")[1]}";' in worker
-    assert f'"{prefix}js/main.js",' in worker and f'"{prefix}app.css",' in worker
+    assert f'"{prefix}js/first.js",' in worker and f'"{prefix}app.css",' in worker
+    assert f'"{prefix}js/main.js",' not in worker
 
 
 def test_a_changed_file_names_a_new_build(tmp_path: Path) -> None:
@@ -190,7 +199,7 @@ def test_the_pages_load_after_the_first_screen_and_catch_up_with_it(page: Page, 
     fetched: dict[str, float] = page.evaluate(FETCHED)
     early = {name: round(fetched[name]) for name in lazy if fetched[name] < ready}
     assert early == {}, f"fetched before the page was ready at {ready:.0f} ms"
-    assert fetched[f"{prefix}js/main.js"] < ready
+    assert fetched[f"{prefix}js/first.js"] < ready
 
     # A leaderboard, shown after the connection was ready: it follows the board's pushes.
     code, line = hh_winning_deal(seed=23)
@@ -222,3 +231,50 @@ def test_the_pages_load_after_the_first_screen_and_catch_up_with_it(page: Page, 
     expect(page.locator("#account-state")).to_contain_text("guest")
     expect(page.locator("#profile-title")).to_contain_text(name)
     expect(page.locator("body")).to_have_attribute("data-account", "guest")
+
+
+# Notes every WebSocket the page makes, and whether the page's inline head script made it.
+NOTE_SOCKETS = """
+window.__sockets = [];
+const Native = window.WebSocket;
+window.WebSocket = class extends Native {
+  constructor(...args) {
+    super(...args);
+    const script = document.currentScript;
+    window.__sockets.push(script ? script.dataset.protocol || "script" : "module");
+  }
+};
+"""
+
+
+def test_a_returning_player_plays_on_the_socket_the_pages_head_opened(page: Page, site: str) -> None:
+    """The page's head opens the stored player's connection before any module runs
+    (server/static/inline/early.js); the client takes that socket over instead of opening its own."""
+    page.goto(site)
+    expect(page.locator("#conn")).to_have_text("Online")
+    page.add_init_script(script=NOTE_SOCKETS)
+    page.reload()
+    expect(page.locator("#conn")).to_have_text("Online")
+    expect(page.locator("#dlg-new")).to_be_visible()
+    assert page.evaluate("window.__sockets") == [str(PROTOCOL_VERSION)]  # one, from the head
+    assert page.evaluate("window.solitaireEarlySocket") is None  # taken over
+    assert page.evaluate("window.solitaire.net.ws.readyState") == 1
+    # It plays: a deal over that socket.
+    code, _ = hh_winning_deal(seed=23)
+    page.evaluate("code => window.solitaire.start({ code })", code)
+    expect(page.locator("#info-code")).to_have_text(code)
+    assert page.evaluate("window.__sockets.length") == 1
+
+
+def test_an_unknown_token_makes_a_new_guest_on_the_early_socket(page: Page, site: str) -> None:
+    page.goto(site)
+    expect(page.locator("#conn")).to_have_text("Online")
+    old: str = page.evaluate("window.solitaire.player.id")
+    stale = {"id": "x", "name": "x", "token": "unknown-token"}
+    page.evaluate("p => localStorage.setItem('solitaire.player', JSON.stringify(p))", stale)
+    page.add_init_script(script=NOTE_SOCKETS)
+    page.reload()
+    expect(page.locator("#conn")).to_have_text("Online")
+    assert page.evaluate("window.__sockets")[0] == str(PROTOCOL_VERSION)  # the head tried first
+    player = page.evaluate("JSON.parse(localStorage.getItem('solitaire.player'))")
+    assert player["token"] != "unknown-token" and player["id"] not in ("x", old)

@@ -175,9 +175,9 @@ def test_winnable_deals_only(page: Page, site: str) -> None:
 def test_sounds_are_off_by_default_and_play_when_on(page: Page, site: str) -> None:
     s = seahaven_scenario()
     open_code(page, site, s.code)
-    # The page's own instance of the module: the one under its build's URL (server/edge/static.py).
-    entry = "document.querySelector('script[src$=\"js/main.js\"]').src"  # not js/connect.js, run first
-    sound = f"import({entry}.replace('js/main.js', 'js/sound.js'))"
+    # The page's own instance of the module: joined into the first screen's file, under its
+    # build's URL (server/edge/bundle.py), which exports what each of its modules exports.
+    sound = "import(document.querySelector('script[src$=\"js/first.js\"]').src)"
     played = f"() => {sound}.then((m) => m.sounds.played.slice())"
     page.evaluate("a => window.solitaire.session.act(a)", {"type": "tap", "at": s.tap_at})
     wait_seq(page, 1)

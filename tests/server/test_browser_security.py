@@ -22,9 +22,11 @@ import websockets
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.typing import Origin
 
+from server.app import STATIC_DIR
 from server.cli import READY_LINE, build_parser, settings_from_args
 from server.config import Settings, origin_of
 from server.edge.security import BrowserPolicy
+from server.edge.static import EARLY_INLINE, csp_hash
 from server.edge.ws_transport import IMPL_CHOICES
 from tests import processes
 from tests.support import free_port, running_server
@@ -37,9 +39,13 @@ HEADERS = {
 }
 
 
-def csp(sockets: str) -> str:
+# The page's one inline script (the early socket, written into its head): allowed by its hash.
+EARLY = csp_hash((STATIC_DIR / EARLY_INLINE).read_text(encoding="utf-8"))
+
+
+def csp(sockets: str, scripts: str = "") -> str:
     return (
-        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        f"default-src 'self'; script-src 'self'{scripts}; style-src 'self'; img-src 'self' data:; "
         f"connect-src 'self' {sockets}; frame-ancestors 'none'; base-uri 'none'; "
         "form-action 'self'; object-src 'none'"
     ).replace(" ;", ";")
@@ -201,7 +207,8 @@ def test_every_answer_carries_the_security_headers(default_site: str, path: str)
     port = port_of(default_site)
     status, headers = get(port, path)
     assert status == (404 if path == "/api/nope" else 200)
-    assert headers["content-security-policy"] == csp(f"ws://127.0.0.1:{port} ws://localhost:{port}")
+    sockets = f"ws://127.0.0.1:{port} ws://localhost:{port}"
+    assert headers["content-security-policy"] == csp(sockets, f" {EARLY}")
     for name, value in HEADERS.items():
         assert headers[name] == value
 
@@ -229,7 +236,7 @@ async def test_a_configured_public_url_is_served(tmp_path: Path) -> None:
         assert await handshake(port, "evil.example", "http://evil.example") == 400
         status, headers = await asyncio.to_thread(get, port, "/", public)
         assert status == 200
-        assert headers["content-security-policy"] == csp("wss://solitaire.example")
+        assert headers["content-security-policy"] == csp("wss://solitaire.example", f" {EARLY}")
         assert (await asyncio.to_thread(get, port, "/health"))[0] == 200  # loopback health checks
 
 

@@ -108,6 +108,11 @@ export class Net extends EventTarget {
     clearTimeout(this.retryTimer);
     this.retryTimer = null;
     this.setState("connecting");
+    const early = takeEarlySocket(this.url, this.token);
+    if (early) {
+      this.adopt(early);
+      return;
+    }
     let ws;
     try {
       ws = new WebSocket(this.url);
@@ -122,6 +127,17 @@ export class Net extends EventTarget {
     ws.onmessage = (ev) => this.onFrame(ws, ev.data);
     ws.onclose = (ev) => this.onClose(ws, ev);
     ws.onerror = () => {};
+  }
+
+  /** The socket the page's head opened (inline/early.js), its auth sent or to be sent on
+   * open: from now on this connection's, what it received meanwhile read first. */
+  adopt(early) {
+    const ws = early.ws;
+    this.ws = ws;
+    ws.onmessage = (ev) => this.onFrame(ws, ev.data);
+    ws.onclose = (ev) => this.onClose(ws, ev);
+    ws.onerror = () => {};
+    for (const data of early.frames.splice(0)) this.onFrame(ws, data);
   }
 
   onFrame(ws, data) {
@@ -268,6 +284,18 @@ export class Net extends EventTarget {
     if (this.ready) return Promise.resolve();
     return new Promise((resolve) => this.addEventListener("ready", () => resolve(), { once: true }));
   }
+}
+
+/** The socket inline/early.js opened, once, when it is this url's and token's and still open
+ * (or opening); any other is closed, and the caller opens its own. */
+function takeEarlySocket(url, token) {
+  const early = window.solitaireEarlySocket;
+  window.solitaireEarlySocket = undefined;
+  if (!early) return null;
+  const same = early.ws.url === new URL(url).href && early.token === token;
+  if (same && !early.closed && early.ws.readyState <= WebSocket.OPEN) return early;
+  early.ws.close(1000, "not used");
+  return null;
 }
 
 export function socketUrl() {
