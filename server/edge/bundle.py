@@ -35,6 +35,7 @@ IMPORT = re.compile(r"""^import\s*\{([^}]*)\}\s*from\s*["'](\./[\w.-]+\.js)["'];
 ANY_IMPORT = re.compile(r"^import\b", re.M)
 EXPORT = re.compile(r"^export\s+(?:async\s+function\*?|function\*?|class|const)\s+([A-Za-z_$][\w$]*)", re.M)
 ANY_EXPORT = re.compile(r"^export\b", re.M)
+EXPORT_WORD = re.compile(r"^export\s+")
 IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 DYNAMIC = re.compile(r"""\bimport\s*\(\s*["'](\./[\w.-]+\.js)["']""")
 
@@ -128,7 +129,7 @@ def _joined(texts: dict[str, str], members: list[str], separate: set[str]) -> st
             used_separate.update({found.module} & separate)
             pairs = ", ".join(local if local == s else f"{s}: {local}" for s, local in found.names)
             takes.append(f"const {{ {pairs} }} = {scope[found.module]};\n")
-        body = EXPORT.sub(lambda m: m.group(0).replace("export ", "", 1), IMPORT.sub("", text))
+        body = EXPORT.sub(lambda m: EXPORT_WORD.sub("", m.group(0)), IMPORT.sub("", text))
         parts.append(
             f"// {name}\nconst {scope[name]} = (() => {{\n{''.join(takes)}{body}"
             f"\nreturn {{ {', '.join(names)} }};\n}})();\n"

@@ -20,7 +20,7 @@ SITE = modules(
     facts="export const PROTOCOL = 1;\n",
     net='import { PROTOCOL } from "./facts.js";\nexport class Net {}\n',
     connect='import { Net } from "./net.js";\nexport const early = new Net();\n',
-    i18n='const KEY = "lang";\nexport function t(key) {\n  return key + KEY;\n}\n',
+    i18n='const KEY = "lang";\nexport\tfunction t(key) {\n  return key + KEY;\n}\n',
     settings='import { t } from "./i18n.js";\nconst KEY = "settings";\nexport const Settings = { KEY, t };\n',
     main=(
         'import { early } from "./connect.js";\n'
@@ -49,6 +49,7 @@ def test_the_first_screen_is_one_file_in_the_order_the_browser_runs_it() -> None
     assert text.count('import * as $first_connect from "./connect.js";') == 1
     assert "import { early }" not in text
     # Every export of the joined modules is the joined file's.
+    assert "\nfunction t(key) {" in text and "export\tfunction" not in text
     assert "export const { t } = $first0;" in text and "export const { Settings } = $first1;" in text
 
 
