@@ -12,7 +12,9 @@ one fails the build, named in the error):
 - imports are named, from a neighbour: ``import { a, b as c } from "./x.js";``;
 - exports are declarations: ``export function``, ``export async function``, ``export class``,
   ``export const``; never ``export let`` (a binding that changes would be copied stale);
-- no name is exported by two joined modules.
+- no name is exported by two joined modules;
+- no top-level ``await`` (a scope is a plain function; the browser would refuse the joined
+  file, which every browser test loads).
 
 Each joined module becomes one function scope, in the order the browser evaluates modules
 (a module's imports first, depth first), so their top-level names cannot clash and a module's
