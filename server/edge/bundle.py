@@ -115,13 +115,14 @@ def _joined(texts: dict[str, str], members: list[str], separate: set[str]) -> st
     scope = {name: f"{SCOPE}{i}" for i, name in enumerate(members)}
     scope.update({name: f"{SCOPE}_{_ident(name)}" for name in sorted(separate)})
     exported: dict[str, str] = {}
+    exports: dict[str, list[str]] = {}  # each member's, in the order they appear
     used_separate: set[str] = set()
     parts: list[str] = []
     for name in members:
         text = texts[name]
         if SCOPE in text:
             raise BuildError(f"{name}: the name {SCOPE} is the joined file's own")
-        names = _exports(name, text)
+        names = exports[name] = _exports(name, text)
         for export in names:
             if export in exported:
                 raise BuildError(f"{export} is exported by both {exported[export]} and {name}")
@@ -140,9 +141,9 @@ def _joined(texts: dict[str, str], members: list[str], separate: set[str]) -> st
         f'import * as {scope[name]} from "./{_relative(FIRST, name)}";\n' for name in sorted(used_separate)
     ]
     tails = [
-        f"export const {{ {', '.join(_exports(name, texts[name]))} }} = {scope[name]};\n"
+        f"export const {{ {', '.join(exports[name])} }} = {scope[name]};\n"
         for name in members
-        if _exports(name, texts[name])
+        if exports[name]
     ]
     head = "// The first screen's modules, joined (server/edge/bundle.py).\n"
     return "".join([head, *heads, *parts, *tails])

@@ -145,7 +145,6 @@ class ClientBundle:
     """The client's files read and compressed once, under the build their content names."""
 
     def __init__(self, directory: Path, generated: dict[str, bytes]) -> None:
-        self.directory = directory
         files = {
             p.relative_to(directory).as_posix(): p.read_bytes() for g in BUNDLED for p in directory.glob(g)
         }
@@ -160,8 +159,8 @@ class ClientBundle:
         self.modules = module_graph(self.files, self.entry, dynamic=False)  # the first screen's
         self.later = later_modules(self.files, self.modules)  # the pages loaded when needed
         self.assets = {name: Asset.of(body, media_type(name)) for name, body in self.files.items()}
-        early = (directory / EARLY_INLINE).read_text("utf-8")
-        self.inline_scripts = (csp_hash(early),)  # the page's one inline script, for its CSP
+        self.early_script = (directory / EARLY_INLINE).read_text("utf-8")
+        self.inline_scripts = (csp_hash(self.early_script),)  # the page's one inline script, for its CSP
         self.index = Asset.of(
             self.page((directory / "index.html").read_text("utf-8")), "text/html; charset=utf-8"
         )
@@ -184,8 +183,7 @@ class ClientBundle:
         early = f'<script data-inline="{EARLY_INLINE}"></script>'
         if early not in html:
             raise ValueError("index.html has no place for the early socket's script")
-        text = (self.directory / EARLY_INLINE).read_text("utf-8")
-        html = html.replace(early, f'<script data-protocol="{PROTOCOL_VERSION}">{text}</script>')
+        html = html.replace(early, f'<script data-protocol="{PROTOCOL_VERSION}">{self.early_script}</script>')
         html = html.replace(
             '<link rel="stylesheet" href="app.css">', f'<link rel="stylesheet" href="{self.url("app.css")}">'
         )
